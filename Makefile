@@ -1,0 +1,37 @@
+# fitwheel: `make demo` and `make test` work on a fresh machine with Python 3.11 and pip.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck unit bench fuzz clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest -n 2 -m "not slow and not network" tests
+
+test: lint typecheck unit
+
+demo: $(STAMP)
+	$(BIN)/python demo/run_demo.py
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+fuzz: $(STAMP)
+	FITWHEEL_FUZZ_EXAMPLES=20000 $(BIN)/pytest -m slow tests
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

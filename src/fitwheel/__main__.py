@@ -1,0 +1,3 @@
+from fitwheel.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The command line: argument parsing and output rendering. Commands are imported lazily."""

@@ -1,0 +1,1 @@
+"""Talking to package indexes: simple pages, metadata files, find-links folders, variants.json."""

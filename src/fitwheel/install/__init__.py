@@ -1,0 +1,1 @@
+"""Downloads, the unpacked-wheel cache, and the all-or-nothing environment writer."""

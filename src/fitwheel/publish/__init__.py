@@ -1,0 +1,1 @@
+"""Variant wheels from plain wheels, and static variant indexes."""

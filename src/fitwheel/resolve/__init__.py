@@ -1,0 +1,1 @@
+"""Requirements to a pinned set: resolvelib with variant-aware candidate order."""

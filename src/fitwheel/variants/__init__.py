@@ -1,0 +1,1 @@
+"""The wheel-variant format core: pure, no I/O, imports nothing else of fitwheel."""

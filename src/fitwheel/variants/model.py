@@ -1,0 +1,210 @@
+"""The in-memory model of wheel-variant metadata, independent of any schema generation.
+
+Every reader (``reading``) produces these objects and every writer (``writing``) consumes them, so the
+rest of fitwheel never sees which generation of the format a file used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from fitwheel.variants.errors import InvalidLabelError, InvalidPropertyError
+
+NAMESPACE_RE = re.compile(r"[a-z0-9_]+")
+FEATURE_RE = re.compile(r"[a-z0-9_]+")
+VALUE_RE = re.compile(r"[a-z0-9_.]+")
+LABEL_RE = re.compile(r"[0-9a-z._]+")
+NULL_LABEL = "null"
+
+_PROPERTY_STRING_RE = re.compile(r"([^\s:]+)\s*::\s*([^\s:]+)\s*::\s*([^\s:]+)")
+_FEATURE_STRING_RE = re.compile(r"([^\s:]+)\s*::\s*([^\s:]+)")
+
+#: namespace -> feature -> values, most preferred first. The shape of a provider's "supported
+#: configs" answer and of a profile's ``properties``; key order is meaning.
+SupportedProperties = Mapping[str, Mapping[str, tuple[str, ...]]]
+
+
+def check_namespace(name: str, *, path: str = "") -> str:
+    if not isinstance(name, str) or not NAMESPACE_RE.fullmatch(name):
+        raise InvalidPropertyError(
+            f"namespace {name!r} must be non-empty and use only a-z, 0-9 and _", path=path
+        )
+    return name
+
+
+def check_feature(name: str, *, path: str = "") -> str:
+    if not isinstance(name, str) or not FEATURE_RE.fullmatch(name):
+        raise InvalidPropertyError(
+            f"feature name {name!r} must be non-empty and use only a-z, 0-9 and _", path=path
+        )
+    return name
+
+
+def check_value(value: str, *, path: str = "") -> str:
+    if not isinstance(value, str) or not VALUE_RE.fullmatch(value):
+        raise InvalidPropertyError(
+            f"feature value {value!r} must be non-empty and use only a-z, 0-9, _ and .", path=path
+        )
+    return value
+
+
+def check_label(label: str, *, path: str = "") -> str:
+    if not isinstance(label, str) or not LABEL_RE.fullmatch(label):
+        raise InvalidLabelError(
+            f"variant label {label!r} must be non-empty and use only a-z, 0-9, _ and .", path=path
+        )
+    return label
+
+
+@dataclass(frozen=True, order=True)
+class VariantFeature:
+    namespace: str
+    feature: str
+
+    def __post_init__(self) -> None:
+        check_namespace(self.namespace)
+        check_feature(self.feature)
+
+    @classmethod
+    def parse(cls, text: str) -> VariantFeature:
+        """Parse ``"ns :: feature"``; whitespace around ``::`` is insignificant."""
+        match = _FEATURE_STRING_RE.fullmatch(text.strip()) if isinstance(text, str) else None
+        if match is None:
+            raise InvalidPropertyError(f"{text!r} is not of the form 'namespace :: feature'")
+        return cls(match.group(1), match.group(2))
+
+    def __str__(self) -> str:
+        return f"{self.namespace} :: {self.feature}"
+
+
+@dataclass(frozen=True, order=True)
+class VariantProperty:
+    namespace: str
+    feature: str
+    value: str
+
+    def __post_init__(self) -> None:
+        check_namespace(self.namespace)
+        check_feature(self.feature)
+        check_value(self.value)
+
+    @classmethod
+    def parse(cls, text: str) -> VariantProperty:
+        """Parse ``"ns :: feature :: value"``; whitespace around ``::`` is insignificant."""
+        match = _PROPERTY_STRING_RE.fullmatch(text.strip()) if isinstance(text, str) else None
+        if match is None:
+            raise InvalidPropertyError(
+                f"{text!r} is not of the form 'namespace :: feature :: value'"
+            )
+        return cls(match.group(1), match.group(2), match.group(3))
+
+    @property
+    def feature_key(self) -> VariantFeature:
+        return VariantFeature(self.namespace, self.feature)
+
+    def __str__(self) -> str:
+        return f"{self.namespace} :: {self.feature} :: {self.value}"
+
+
+def properties_to_dict(props: Iterable[VariantProperty]) -> dict[str, dict[str, list[str]]]:
+    """ns -> feature -> sorted values, keys sorted: the canonical serialised form of a property set."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for prop in sorted(props):
+        out.setdefault(prop.namespace, {}).setdefault(prop.feature, []).append(prop.value)
+    return out
+
+
+def default_label(props: Iterable[VariantProperty]) -> str:
+    """The label tools derive when none is given: 8 hex digits of a SHA-256 over the sorted
+    properties (a tool convention, shared with variantlib), or ``null`` for no properties."""
+    ordered = sorted(set(props))
+    if not ordered:
+        return NULL_LABEL
+    digest = hashlib.sha256()
+    for prop in ordered:
+        digest.update(f"{prop}\n".encode())
+    return digest.hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class VariantDescription:
+    """One variant: a label and the set of properties it maps to."""
+
+    label: str
+    properties: frozenset[VariantProperty] = frozenset()
+
+    def __post_init__(self) -> None:
+        check_label(self.label)
+        if self.label == NULL_LABEL and self.properties:
+            raise InvalidLabelError("the 'null' label can be used only for the null variant")
+        if self.label != NULL_LABEL and not self.properties:
+            raise InvalidLabelError(
+                f"variant {self.label!r} has no properties: the null variant must use the "
+                "'null' label"
+            )
+
+    @property
+    def is_null(self) -> bool:
+        return not self.properties
+
+    @property
+    def namespaces(self) -> frozenset[str]:
+        return frozenset(p.namespace for p in self.properties)
+
+    @property
+    def features(self) -> frozenset[VariantFeature]:
+        return frozenset(p.feature_key for p in self.properties)
+
+    def as_dict(self) -> dict[str, dict[str, list[str]]]:
+        return properties_to_dict(self.properties)
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A provider declaration (``providers.<namespace>``), in every generation's vocabulary.
+
+    Exactly one kind applies: an install-time plugin (``requires``), a static provider
+    (``static_properties``, answered from the file), or a provider built into the installer
+    (``builtin``). ``enable_if`` and ``install_time`` exist only in 817-era files.
+    """
+
+    namespace: str
+    requires: tuple[str, ...] = ()
+    plugin_api: str | None = None
+    static_properties: Mapping[str, tuple[str, ...]] | None = None
+    feature_order: tuple[str, ...] | None = None
+    optional: bool = False
+    builtin: str | None = None
+    enable_if: str | None = None
+
+    @property
+    def is_static(self) -> bool:
+        return self.static_properties is not None
+
+
+@dataclass(frozen=True)
+class VariantInfo:
+    """The content of a ``variant.json`` or ``{name}-{version}-variants.json``.
+
+    ``feature_priorities`` and ``property_priorities`` come only from 817-era files (schema v0.0.x,
+    PEP 825 v0.1.0); the current form expresses feature order through static providers'
+    ``feature_order`` and value order through the providers themselves.
+    """
+
+    namespace_priorities: tuple[str, ...]
+    providers: Mapping[str, Provider]
+    variants: Mapping[str, VariantDescription]
+    feature_priorities: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    property_priorities: Mapping[str, Mapping[str, tuple[str, ...]]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    schema: str | None = None
+
+    def static_namespaces(self) -> tuple[str, ...]:
+        return tuple(ns for ns, p in self.providers.items() if p.is_static)
