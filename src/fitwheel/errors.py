@@ -1,4 +1,7 @@
-"""User-facing errors outside the format core. The CLI prints them as one paragraph, exit status 1."""
+"""User-facing errors outside the format core.
+
+The CLI prints them as one paragraph and exits with status 1.
+"""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ def _top_parser(commands: dict[str, tuple[str, str]]) -> _Parser:
     parser = _Parser(
         prog="fitwheel",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Install the right hardware-specific build of Python packages (wheel variants).",
+        description="Install the right hardware-specific build of Python packages.",
         epilog=f"commands:\n{lines}\n\nRun 'fitwheel COMMAND --help' for a command's options.",
         usage="fitwheel [--version] [--debug] COMMAND [ARGS...]",
     )

@@ -42,7 +42,9 @@ class Device:
         if self.name:
             out["name"] = self.name
         out.update(self.extra)
-        out["properties"] = {ns: {f: list(v) for f, v in fs.items()} for ns, fs in self.properties.items()}
+        out["properties"] = {
+            ns: {f: list(v) for f, v in fs.items()} for ns, fs in self.properties.items()
+        }
         return out
 
 
@@ -73,12 +75,16 @@ _DEVICE_KEYS = {"vendor", "index", "name", "pci_id", "properties"}
 
 def _properties(raw: Any, path: str) -> dict[str, dict[str, tuple[str, ...]]]:
     if not isinstance(raw, dict):
-        raise VariantFormatError("expected an object of namespace -> feature -> [values]", path=path)
+        raise VariantFormatError(
+            "expected an object of namespace -> feature -> [values]", path=path
+        )
     out: dict[str, dict[str, tuple[str, ...]]] = {}
     for ns, features in raw.items():
         check_namespace(ns, path=f"{path}.{ns}")
         if not isinstance(features, dict):
-            raise VariantFormatError("expected an object of feature -> [values]", path=f"{path}.{ns}")
+            raise VariantFormatError(
+                "expected an object of feature -> [values]", path=f"{path}.{ns}"
+            )
         out[ns] = {}
         for feat, values in features.items():
             fpath = f"{path}.{ns}.{feat}"
@@ -125,11 +131,15 @@ def parse_profile(data: Any, source: str) -> Profile:
             )
         env = data.get("environment", {})
         if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-            raise VariantFormatError("expected an object of marker name -> string", path="environment")
+            raise VariantFormatError(
+                "expected an object of marker name -> string", path="environment"
+            )
         sources = data.get("sources", {})
         if not isinstance(sources, dict):
             raise VariantFormatError("expected an object", path="sources")
-        return Profile(props, tuple(devices), dict(env), {str(k): str(v) for k, v in sources.items()})
+        return Profile(
+            props, tuple(devices), dict(env), {str(k): str(v) for k, v in sources.items()}
+        )
     except VariantFormatError as exc:
         raise exc.with_source(source) from None
 

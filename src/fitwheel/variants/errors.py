@@ -10,12 +10,12 @@ class VariantError(ValueError):
 class VariantFormatError(VariantError):
     """Data that breaks a rule of the wheel-variant format.
 
-    ``source`` is the file or URL the data came from (``None`` when unknown), ``path`` the key path
-    inside it (``providers.nvidia.requires[0]``; empty for the whole document) and ``rule`` a sentence
-    that states what was expected.
+    ``source`` is the file or URL the data came from (``None`` when unknown), ``path`` the key
+    path inside it (``providers.nvidia.requires[0]``; empty for the whole document) and ``rule``
+    a sentence that states what was expected.
     """
 
-    def __init__(self, rule: str, *, path: str = "", source: str | None = None) -> None:
+    def __init__(self, rule: str, path: str = "", *, source: str | None = None) -> None:
         self.rule = rule
         self.path = path
         self.source = source

@@ -1,7 +1,7 @@
 """The in-memory model of wheel-variant metadata, independent of any schema generation.
 
-Every reader (``reading``) produces these objects and every writer (``writing``) consumes them, so the
-rest of fitwheel never sees which generation of the format a file used.
+Every reader (``reading``) produces these objects and every writer (``writing``) consumes them,
+so the rest of fitwheel never sees which generation of the format a file used.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ class VariantProperty:
 
 
 def properties_to_dict(props: Iterable[VariantProperty]) -> dict[str, dict[str, list[str]]]:
-    """ns -> feature -> sorted values, keys sorted: the canonical serialised form of a property set."""
+    """ns -> feature -> sorted values, keys sorted: the canonical form of a property set."""
     out: dict[str, dict[str, list[str]]] = {}
     for prop in sorted(props):
         out.setdefault(prop.namespace, {}).setdefault(prop.feature, []).append(prop.value)

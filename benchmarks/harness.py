@@ -1,0 +1,182 @@
+"""Run competing implementations of one job in the same run and report ratios.
+
+A *case* is either a Python callable (timed in process) or a command line (timed as a whole
+process, with its peak resident memory). Cases run alternately, round by round, so drift on the
+machine (another process, thermal state) hits every peer alike; the report gives medians and each
+peer's ratio to the first case, the baseline.
+
+    from benchmarks.harness import Case, compare
+    compare(
+        "select torch-2.9 (in process)",
+        [Case.call("fitwheel", lambda: ...), Case.call("variantlib", lambda: ...)],
+        repeat=50,
+    )
+
+``setup`` (optional, per case) runs before every timed run and is not timed: use it to empty a
+cache or create a fresh target directory. ``FITWHEEL_BENCH_REPEAT`` scales every repeat count (for
+a quick smoke run, e.g. 0.1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    call: Callable[[], object] | None = None
+    argv: Sequence[str] | None = None
+    setup: Callable[[], object] | None = None
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+
+    @classmethod
+    def func(
+        cls, name: str, call: Callable[[], object], setup: Callable[[], object] | None = None
+    ) -> Case:
+        return cls(name=name, call=call, setup=setup)
+
+    @classmethod
+    def command(
+        cls,
+        name: str,
+        argv: Sequence[str],
+        *,
+        setup: Callable[[], object] | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> Case:
+        return cls(name=name, argv=list(argv), setup=setup, env=env, cwd=cwd)
+
+
+@dataclass
+class Result:
+    name: str
+    seconds: list[float] = field(default_factory=list)
+    peak_rss_kib: list[int] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def peak_rss_mib(self) -> float | None:
+        return max(self.peak_rss_kib) / 1024 if self.peak_rss_kib else None
+
+
+def _scaled(repeat: int) -> int:
+    factor = float(os.environ.get("FITWHEEL_BENCH_REPEAT", "1"))
+    return max(1, round(repeat * factor))
+
+
+def _run_command(case: Case) -> tuple[float, int]:
+    env = dict(os.environ)
+    if case.env:
+        env.update(case.env)
+    assert case.argv is not None
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        list(case.argv),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=case.cwd,
+    )
+    # wait4 gives this child's own rusage, so the peak memory is the peer's, not the harness's.
+    _, status, rusage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise RuntimeError(f"{case.name}: {' '.join(case.argv)} exited {code}:\n{stderr[-2000:]}")
+    return elapsed, int(rusage.ru_maxrss)
+
+
+def _run_call(case: Case) -> float:
+    assert case.call is not None
+    start = time.perf_counter()
+    case.call()
+    return time.perf_counter() - start
+
+
+def compare(
+    title: str, cases: Sequence[Case], *, repeat: int = 10, warmup: int = 1
+) -> list[Result]:
+    """Run ``cases`` alternately ``repeat`` times (after ``warmup`` untimed rounds); print and
+    return the results. Ratios are against the first case."""
+    results = [Result(c.name) for c in cases]
+    rounds = _scaled(repeat)
+    for round_no in range(warmup + rounds):
+        for case, result in zip(cases, results, strict=True):
+            if case.setup is not None:
+                case.setup()
+            if case.argv is not None:
+                seconds, rss = _run_command(case)
+                if round_no >= warmup:
+                    result.seconds.append(seconds)
+                    result.peak_rss_kib.append(rss)
+            else:
+                seconds = _run_call(case)
+                if round_no >= warmup:
+                    result.seconds.append(seconds)
+    report(title, results)
+    return results
+
+
+def _fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:8.1f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:8.2f} ms"
+    return f"{seconds:8.3f} s "
+
+
+def report(title: str, results: Sequence[Result]) -> None:
+    base = results[0]
+    print(f"\n== {title}  ({len(base.seconds)} runs each, medians)")
+    for r in results:
+        ratio = r.median / base.median if base.median else float("nan")
+        mem = f"  peak {r.peak_rss_mib:7.1f} MiB" if r.peak_rss_mib is not None else ""
+        print(f"   {r.name:<28} {_fmt_time(r.median)}   x{ratio:7.2f} of {base.name}{mem}")
+    if len(results) > 1:
+        for r in results[1:]:
+            if r.median:
+                print(
+                    f"   -> {base.name} is {r.median / base.median:.1f}x faster than {r.name}"
+                    if r.median >= base.median
+                    else f"   -> {base.name} is {base.median / r.median:.1f}x slower than {r.name}"
+                )
+    _record(title, results)
+
+
+def _record(title: str, results: Sequence[Result]) -> None:
+    """Append machine-readable results when FITWHEEL_BENCH_JSON names a file."""
+    path = os.environ.get("FITWHEEL_BENCH_JSON")
+    if not path:
+        return
+    entry = {
+        "title": title,
+        "python": sys.version.split()[0],
+        "results": [
+            {
+                "name": r.name,
+                "median_s": r.median,
+                "runs": len(r.seconds),
+                "peak_rss_mib": r.peak_rss_mib,
+            }
+            for r in results
+        ],
+    }
+    with Path(path).open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
