@@ -1,0 +1,3 @@
+from fitwheel_demo import describe
+
+print(describe())

@@ -1,0 +1,242 @@
+"""``fitwheel detect``: what this machine, a sysroot or a saved profile supports.
+
+The ``--json`` path imports only detection itself (no rich, no resolver) so that scripts can call
+it on every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from fitwheel.errors import FitwheelError
+
+if TYPE_CHECKING:
+    from fitwheel.platform.detect import Detection
+    from fitwheel.platform.profile import Profile
+
+HELP = "Show what this machine (or a sysroot) supports."
+ENV_SYSROOT = "FITWHEEL_SYSROOT"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the profile as JSON")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--sysroot",
+        metavar="DIR",
+        help="detect from the files under DIR (/sys, /proc, /dev, ...) instead of this machine; "
+        f"no library is loaded and no process run (also: {ENV_SYSROOT})",
+    )
+    source.add_argument(
+        "--profile", metavar="FILE", help="show a saved profile instead of detecting"
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="detect afresh; neither read nor write the cache"
+    )
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the profile (JSON) to FILE")
+    parser.add_argument(
+        "--gpu-policy",
+        default="all",
+        metavar="POLICY",
+        help="multi-GPU policy: all (a GPU build must run on every GPU; default), any, or "
+        "device=N (only device N; the written profile then holds that device alone)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    policy = args.gpu_policy
+    if policy not in ("all", "any"):
+        from fitwheel.platform.policy import parse_policy
+
+        policy = parse_policy(policy)
+
+    sysroot = args.sysroot or os.environ.get(ENV_SYSROOT) or None
+    plain = not (args.output or args.profile or sysroot or args.no_cache)
+    if args.json and plain and policy in ("all", "any"):
+        from fitwheel.platform.cache import cached_profile_json
+
+        # The common scripted call: this machine, cache warm, no overrides.
+        cached = cached_profile_json()
+        if cached is not None:
+            sys.stdout.write(cached)
+            return 0
+
+    from pathlib import Path
+
+    detection: Detection | None = None
+    origin: str
+    if args.profile:
+        profile = _load_profile(args.profile)
+        origin = f"profile {args.profile}"
+    else:
+        from fitwheel.platform.detect import detect
+        from fitwheel.platform.probe import Probe
+
+        if sysroot:
+            root = Path(sysroot)
+            if not root.is_dir():
+                raise FitwheelError(
+                    f"sysroot {sysroot} is not a directory: give the folder that holds the "
+                    "target's /proc, /sys and /dev"
+                )
+            probe = Probe.for_sysroot(root)
+            origin = f"sysroot {root}"
+        else:
+            probe = Probe()
+            origin = "this machine"
+        detection = detect(probe, use_cache=not args.no_cache)
+        profile = detection.profile()
+
+    if policy.startswith("device="):
+        from fitwheel.platform.policy import restrict_profile
+
+        profile = restrict_profile(profile, policy)
+
+    text = profile.dumps()
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise FitwheelError(
+                f"cannot write the profile to {args.output}: {exc.strerror or exc}"
+            ) from None
+    if args.json:
+        sys.stdout.write(text)
+        return 0
+    sys.stdout.write(render(profile, detection, origin, policy))
+    if args.output:
+        sys.stdout.write(f"\nProfile written to {args.output}\n")
+    return 0
+
+
+def _load_profile(path: str) -> Profile:
+    from fitwheel.platform.environment import host_environment
+    from fitwheel.platform.profile import Profile, load_profile
+
+    profile = load_profile(path)
+    environment = {**host_environment(), **profile.environment}
+    sources = dict(profile.sources)
+    for ns in profile.properties:
+        sources.setdefault(ns, f"profile {path}")
+    return Profile(profile.properties, profile.devices, environment, sources)
+
+
+def _table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        lines.append((indent + "  ".join([*cells, row[-1]])).rstrip())
+    return lines
+
+
+def _values(values: Iterable[str]) -> str:
+    items = list(values)
+    if len(items) > 8:
+        return f"{', '.join(items[:5])}, ..., {items[-1]}  ({len(items)} values)"
+    return ", ".join(items) or "(not supported)"
+
+
+def render(profile: Profile, detection: Detection | None, origin: str, policy: str) -> str:
+    """The human-readable report: plain aligned text (the same on a terminal and in a pipe)."""
+    out: list[str] = []
+    head = f"Target: {origin}"
+    if detection is not None:
+        head += f"  (cache: {detection.cache}, {detection.elapsed_s * 1000:.1f} ms)"
+    out.append(head)
+
+    out.append("")
+    out.append(f"Devices  (GPU policy: {policy})")
+    if profile.devices:
+        rows = [["#", "vendor", "index", "pci id", "name", "per-device properties"]]
+        for i, dev in enumerate(profile.devices):
+            props = "; ".join(
+                f"{ns} :: {f} = {_values(v)}"
+                for ns, feats in dev.properties.items()
+                for f, v in feats.items()
+            )
+            rows.append([str(i), dev.vendor, str(dev.index), dev.pci_id, dev.name, props or "-"])
+        out += _table(rows)
+    else:
+        out.append("  none")
+
+    out.append("")
+    out.append("Properties  (values most preferred first)")
+    feature_sources: dict[tuple[str, str], str] = {}
+    if detection is not None:
+        for ns, result in detection.results.items():
+            for feat in result.properties:
+                feature_sources[(ns, feat)] = result.sources.get(
+                    feat, result.sources.get("*", "provider")
+                )
+    rows = [["namespace", "feature", "source", "values"]]
+    for ns, feats in profile.properties.items():
+        switches: dict[str, list[str]] = {}
+        for feat, values in feats.items():
+            source = feature_sources.get((ns, feat), profile.sources.get(ns, ""))
+            if values == ("on",):
+                # Dozens of on/off ISA extensions read better as one wrapped list per source.
+                switches.setdefault(source, []).append(feat)
+            else:
+                rows.append([ns, feat, source, _values(values)])
+        for source, names in switches.items():
+            for i, chunk in enumerate(_wrap(names, 60)):
+                first = i == 0
+                rows.append(
+                    [ns if first else "", "(on)" if first else "", source if first else "", chunk]
+                )
+    out += _table(rows) if len(rows) > 1 else ["  none"]
+
+    if detection is not None:
+        caps = detection.capabilities()
+        if caps:
+            out.append("")
+            out.append("Capabilities")
+            out += _table(
+                [["namespace", "name", "value"]]
+                + [[ns, k, _fmt(v)] for ns, c in caps.items() for k, v in c.items()]
+            )
+        notes = [
+            [ns, r.status, r.reason]
+            for ns, r in detection.results.items()
+            if r.reason
+            and (r.status != "absent" or r.sources or r.devices or "not detected" in r.reason)
+        ]
+        absent = [ns for ns, r in detection.results.items() if r.status == "absent"]
+        if notes:
+            out.append("")
+            out.append("Notes")
+            out += _table(notes)
+        if absent:
+            out.append("")
+            out.append(f"Not present: {', '.join(absent)}")
+
+    out.append("")
+    out.append("Environment  (PEP 508 markers)")
+    env = profile.environment
+    out += _table([[k, v] for k, v in env.items()]) if env else ["  none"]
+    return "\n".join(out) + "\n"
+
+
+def _wrap(words: list[str], width: int) -> list[str]:
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)

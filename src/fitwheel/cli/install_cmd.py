@@ -1,0 +1,294 @@
+"""``fitwheel install``: install packages, choosing the variant that fits the target.
+
+Option names follow pip's. Heavy modules (resolver, HTTP, rich) are imported inside :func:`run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fitwheel.errors import FitwheelError
+
+if TYPE_CHECKING:
+    from fitwheel.install.workflow import InstallOutcome
+    from fitwheel.platform.profile import Profile
+    from fitwheel.variants.ordering import Target
+
+HELP = "Install packages, choosing the variant that fits."
+
+
+class UsageError(FitwheelError):
+    exit_code = 2
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "requirements",
+        nargs="*",
+        metavar="REQUIREMENT",
+        help="a requirement (name[extras] specifier; marker) or a wheel file",
+    )
+    parser.add_argument(
+        "-r",
+        "--requirement",
+        action="append",
+        default=[],
+        metavar="FILE",
+        dest="requirement_files",
+        help="install from a requirements file",
+    )
+    parser.add_argument(
+        "-c",
+        "--constraint",
+        action="append",
+        default=[],
+        metavar="FILE",
+        dest="constraint_files",
+        help="limit versions with a constraints file",
+    )
+    index = parser.add_argument_group("package sources")
+    index.add_argument("-i", "--index-url", metavar="URL", help="the main simple index")
+    index.add_argument(
+        "--extra-index-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="another index to consult (repeatable)",
+    )
+    index.add_argument(
+        "-f",
+        "--find-links",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder (or page) of wheels to consider (repeatable)",
+    )
+    index.add_argument("--no-index", action="store_true", help="use only --find-links")
+    index.add_argument("--cache-dir", metavar="DIR", help="where downloads and pages are cached")
+    index.add_argument(
+        "--link-mode",
+        choices=("copy", "hardlink"),
+        default="copy",
+        help="install files by copying them from the unpacked-wheel cache (default) or by "
+        "hard-linking them (fastest; an installed file then shares storage with the cache)",
+    )
+    index.add_argument(
+        "--no-cache-dir",
+        action="store_true",
+        help="keep nothing: pages, downloads and unpacked wheels go to a temporary folder",
+    )
+    target = parser.add_argument_group("target")
+    target.add_argument(
+        "--python",
+        metavar="PATH",
+        help="interpreter or virtual environment to install into (default: the "
+        "active virtual environment)",
+    )
+    from fitwheel.cli._targets import add_target_arguments
+
+    add_target_arguments(parser)
+    variants = parser.add_argument_group("variants")
+    variants.add_argument(
+        "--no-variants",
+        action="store_true",
+        help="ignore variant wheels; install non-variant wheels only",
+    )
+    variants.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=LABEL",
+        help="install this variant of NAME without checking the target",
+    )
+    variants.add_argument(
+        "--allow-fallback",
+        action="store_true",
+        help="accept a build without GPU support when none fits the GPU here",
+    )
+    choice = parser.add_argument_group("choosing versions")
+    choice.add_argument("--pre", action="store_true", help="consider pre-releases")
+    choice.add_argument("--no-deps", action="store_true", help="do not install dependencies")
+    choice.add_argument(
+        "-U",
+        "--upgrade",
+        action="store_true",
+        help="upgrade the named packages to the newest allowed versions",
+    )
+    choice.add_argument(
+        "--force-reinstall",
+        action="store_true",
+        help="reinstall even what is already installed as chosen",
+    )
+    choice.add_argument(
+        "--require-hashes",
+        action="store_true",
+        help="require a pinned version and --hash for every distribution",
+    )
+    choice.add_argument(
+        "--only-binary",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="accepted for pip compatibility: fitwheel installs wheels only",
+    )
+    choice.add_argument(
+        "--no-binary",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="refused for the named packages: fitwheel does not build sdists",
+    )
+    out = parser.add_argument_group("output")
+    out.add_argument("--dry-run", action="store_true", help="resolve and report; change nothing")
+    out.add_argument(
+        "--explain",
+        action="store_true",
+        help="show every variant considered, why others were rejected, and where "
+        "the target's values came from",
+    )
+    out.add_argument("--report", metavar="FILE", help="write a JSON report ('-' for stdout)")
+    out.add_argument("--compile", action="store_true", help="byte-compile installed modules")
+    out.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    out.add_argument("-j", "--jobs", type=int, default=4, metavar="N", help="parallel downloads")
+
+
+def _forced(values: list[str]) -> dict[str, str]:
+    out = {}
+    for item in values:
+        name, sep, label = item.partition("=")
+        if not sep or not name.strip() or not label.strip():
+            raise UsageError(f"--variant {item!r}: expected NAME=LABEL, e.g. torch=cuda12.8.")
+        out[name.strip()] = label.strip()
+    return out
+
+
+def _split_names(values: list[str]) -> list[str]:
+    return [n.strip() for v in values for n in v.split(",") if n.strip()]
+
+
+def _target(args: argparse.Namespace) -> tuple[Target | None, Profile | None, str]:
+    if args.no_variants:
+        return None, None, "variants disabled"
+    from fitwheel.platform.profile import load_profile
+
+    if args.profile:
+        profile = load_profile(args.profile)
+        description = f"profile {args.profile}"
+    else:
+        from fitwheel.platform.detect import detect_profile
+        from fitwheel.platform.probe import Probe
+
+        root = args.sysroot or os.environ.get("FITWHEEL_SYSROOT")
+        probe = Probe.for_sysroot(root, dict(os.environ)) if root else Probe()
+        profile = detect_profile(probe)
+        description = f"sysroot {root}" if root else "this machine"
+    from fitwheel.platform.policy import target_from_profile
+
+    enabled: frozenset[str] | bool = (
+        True if args.enable_optional_all else frozenset(args.enable_optional)
+    )
+    target = target_from_profile(profile, args.gpu_policy or "all", enabled)
+    return target, profile, description
+
+
+def _progress() -> tuple[Any, Any]:
+    """A rich progress bar on a terminal; nothing otherwise."""
+    if not sys.stderr.isatty():
+        return None, None
+    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
+
+    bar = Progress(
+        *Progress.get_default_columns()[:2], DownloadColumn(), TransferSpeedColumn(), transient=True
+    )
+    tasks: dict[str, Any] = {}
+
+    def advance(filename: str, size: int) -> None:
+        if filename not in tasks:
+            tasks[filename] = bar.add_task(filename, total=None)
+        bar.advance(tasks[filename], size)
+
+    return bar, advance
+
+
+def _summary(outcome: InstallOutcome, dry_run: bool) -> list[str]:
+    lines = []
+    verb = "Would install" if dry_run else "Installed"
+    fresh = [p for p in outcome.planned if p.action != "keep"]
+    kept = [p for p in outcome.planned if p.action == "keep"]
+
+    def show(p: Any) -> str:
+        label = f" [{p.candidate.label}]" if p.candidate.label else ""
+        return f"{p.candidate.name} {p.candidate.version}{label}"
+
+    if fresh:
+        lines.append(f"{verb}: " + ", ".join(show(p) for p in fresh))
+    if kept:
+        lines.append("Already installed: " + ", ".join(show(p) for p in kept))
+    if outcome.installed is not None:
+        lines += outcome.installed.notes
+        if outcome.installed.removed:
+            lines.append("Replaced: " + ", ".join(outcome.installed.removed))
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    from fitwheel.install.report import explain_lines, report_json
+    from fitwheel.install.workflow import InstallRequest, run_install
+
+    if not args.requirements and not args.requirement_files:
+        raise UsageError("name at least one requirement, or pass -r FILE.")
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1.")
+    request = InstallRequest(
+        requirements=args.requirements,
+        requirement_files=args.requirement_files,
+        constraint_files=args.constraint_files,
+        index_url=args.index_url,
+        extra_index_urls=args.extra_index_url,
+        find_links=args.find_links,
+        no_index=args.no_index,
+        python=args.python,
+        dry_run=args.dry_run,
+        no_variants=args.no_variants,
+        forced_variants=_forced(args.variant),
+        allow_fallback=args.allow_fallback,
+        pre=args.pre,
+        no_deps=args.no_deps,
+        upgrade=args.upgrade,
+        force_reinstall=args.force_reinstall,
+        require_hashes=args.require_hashes,
+        no_binary=_split_names(args.no_binary),
+        compile_bytecode=args.compile,
+        jobs=args.jobs,
+        no_cache=args.no_cache_dir,
+        link_mode=args.link_mode,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+    )
+    target, profile, description = _target(args)
+    bar, advance = _progress() if not args.quiet else (None, None)
+    if bar is not None:
+        with bar:
+            outcome = run_install(
+                request, target=target, profile=profile, progress=advance, notice=sys.stderr
+            )
+    else:
+        outcome = run_install(request, target=target, profile=profile, notice=sys.stderr)
+    if args.explain:
+        print("\n".join(explain_lines(outcome, profile, description)))
+        for line in outcome.resolution.decisions:
+            print(f"  resolver: {line}")
+    if args.report:
+        text = json.dumps(report_json(outcome, profile), indent=2) + "\n"
+        if args.report == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.report).write_text(text, encoding="utf-8")
+    if not args.quiet and args.report != "-":
+        for line in _summary(outcome, args.dry_run):
+            print(line)
+    return 0

@@ -1,0 +1,79 @@
+"""``fitwheel select VARIANTS_JSON``: order one version's variants for a target.
+
+Output follows the CLI contract: ``--json`` prints ``{"ordered": [...], "rejected": {...}}``; the
+human form lists the compatible labels best first, says what decided the first place, and gives
+each rejected label with its reason. A file for which nothing is compatible is still a successful
+query (exit 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fitwheel.cli._targets import add_target_arguments, target_for
+from fitwheel.errors import FitwheelError
+
+if TYPE_CHECKING:
+    from fitwheel.variants.model import VariantInfo
+
+HELP = "Order the variants of a variants.json for a target."
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "variants_json",
+        metavar="VARIANTS_JSON",
+        help="a {name}-{version}-variants.json file (any published schema version)",
+    )
+    add_target_arguments(parser)
+    parser.add_argument(
+        "--json", action="store_true", help='print {"ordered": [...], "rejected": {...}}'
+    )
+
+
+def _read(path: str) -> VariantInfo:
+    from fitwheel.variants.reading import loads_variant_info
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise FitwheelError(
+            f"cannot read {path}: {exc.strerror or exc}; give the path of a "
+            "{name}-{version}-variants.json file"
+        ) from None
+    return loads_variant_info(data, path, kind="index")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fitwheel.variants.ordering import explain_choice, order_variants
+
+    info = _read(args.variants_json)
+    target, description = target_for(args)
+    ordering = order_variants(info, target)
+    out = sys.stdout
+    if args.json:
+        payload = {"ordered": ordering.labels, "rejected": dict(ordering.rejected)}
+        out.write(json.dumps(payload, indent=2) + "\n")
+        return 0
+
+    name = Path(args.variants_json).name
+    lines = [f"{name} for {description}:"]
+    if ordering.ordered:
+        width = max(len(label) for label in ordering.labels)
+        for i, label in enumerate(ordering.labels, start=1):
+            mark = "  <- chosen" if i == 1 else ""
+            lines.append(f"  {i:>2}. {label:<{width}}{mark}".rstrip())
+        lines.append(f"  why: {explain_choice(info, target, ordering)}")
+    else:
+        lines.append("  no variant is compatible; an installer falls back to a non-variant wheel")
+    if ordering.rejected:
+        lines.append("rejected:")
+        width = max(len(label) for label in ordering.rejected)
+        for label, reason in ordering.rejected.items():
+            lines.append(f"  {label:<{width}}  {reason}")
+    out.write("\n".join(lines) + "\n")
+    return 0

@@ -1,0 +1,129 @@
+"""Where packages come from: index URLs and find-links, found the way pip finds them.
+
+Precedence, lowest first (as pip applies it): pip's configuration files (global, then user, then
+site, then the file ``PIP_CONFIG_FILE`` names), the ``PIP_*`` environment variables, then the
+command-line flags. Within a file the ``[install]`` section overrides ``[global]``. When nothing
+sets an index URL, the default is pip's own, read from the installed pip at run time.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fitwheel.errors import FitwheelError
+
+
+class ConfigError(FitwheelError):
+    pass
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """``index_url`` None means no index (``--no-index``); find-links are folders or URLs."""
+
+    index_url: str | None
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    #: where each setting came from, for --explain ("--index-url", "PIP_INDEX_URL", a file)
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def index_urls(self) -> tuple[str, ...]:
+        first = (self.index_url,) if self.index_url else ()
+        return first + tuple(u for u in self.extra_index_urls if u != self.index_url)
+
+
+def pip_config_files(env: Mapping[str, str], site_prefix: str | None = None) -> list[Path]:
+    """pip's configuration files, lowest precedence first."""
+    if env.get("PIP_CONFIG_FILE") == os.devnull:
+        return []
+    files: list[Path] = []
+    xdg_dirs = env.get("XDG_CONFIG_DIRS") or "/etc/xdg"
+    files += [Path(d) / "pip" / "pip.conf" for d in xdg_dirs.split(os.pathsep) if d]
+    files.append(Path("/etc/pip.conf"))
+    home = Path(env.get("HOME") or os.path.expanduser("~"))
+    files.append(home / ".pip" / "pip.conf")
+    files.append(Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "pip" / "pip.conf")
+    files.append(Path(site_prefix or sys.prefix) / "pip.conf")
+    if env.get("PIP_CONFIG_FILE"):
+        files.append(Path(env["PIP_CONFIG_FILE"]))
+    return files
+
+
+def _split(value: str) -> list[str]:
+    return [item for item in value.split() if item]
+
+
+def _truthy(value: str) -> bool:
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def default_index_url() -> str:
+    """pip's default index, read from the installed pip (never written here)."""
+    try:
+        from pip._internal.models.index import PyPI  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as exc:
+        raise ConfigError(
+            "no index URL is configured and pip is not installed to tell the default one: "
+            "pass --index-url URL, set PIP_INDEX_URL, or use --no-index --find-links DIR."
+        ) from exc
+    return str(PyPI.simple_url)
+
+
+def load_index_config(
+    *,
+    index_url: str | None = None,
+    extra_index_urls: Sequence[str] = (),
+    find_links: Sequence[str] = (),
+    no_index: bool = False,
+    env: Mapping[str, str] | None = None,
+    site_prefix: str | None = None,
+    files: Sequence[Path] | None = None,
+) -> IndexConfig:
+    """Merge pip's config files, the environment and the flags (``None``/empty: not given)."""
+    env = os.environ if env is None else env
+    settings: dict[str, tuple[list[str], str]] = {}
+    for path in pip_config_files(env, site_prefix) if files is None else files:
+        parser = configparser.RawConfigParser()
+        try:
+            if not parser.read(path, encoding="utf-8"):
+                continue
+        except (configparser.Error, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read pip configuration {path}: {exc}") from exc
+        for section in ("global", "install"):
+            if not parser.has_section(section):
+                continue
+            for key in ("index-url", "extra-index-url", "find-links", "no-index"):
+                if parser.has_option(section, key):
+                    value = parser.get(section, key)
+                    settings[key] = (_split(value), f"{path} [{section}]")
+    for key in ("index-url", "extra-index-url", "find-links", "no-index"):
+        name = "PIP_" + key.upper().replace("-", "_")
+        if env.get(name):
+            settings[key] = (_split(env[name]), name)
+    if index_url is not None:
+        settings["index-url"] = ([index_url], "--index-url")
+    if extra_index_urls:
+        settings["extra-index-url"] = (list(extra_index_urls), "--extra-index-url")
+    if find_links:
+        settings["find-links"] = (list(find_links), "--find-links")
+    if no_index:
+        settings["no-index"] = (["1"], "--no-index")
+
+    origins = {key: origin for key, (_, origin) in settings.items()}
+    links = tuple(settings.get("find-links", ([], ""))[0])
+    if _truthy(" ".join(settings.get("no-index", (["0"], ""))[0]) or "0"):
+        return IndexConfig(None, (), links, origins)
+    primary = settings.get("index-url", ([], ""))[0]
+    if primary:
+        url = primary[-1]
+    else:
+        url = default_index_url()
+        origins["index-url"] = "pip's default"
+    extras = tuple(settings.get("extra-index-url", ([], ""))[0])
+    return IndexConfig(url, extras, links, origins)

@@ -1,0 +1,150 @@
+"""All the files a project has, across the configured indexes and find-links.
+
+Every configured index is asked (PEP 691 JSON preferred, HTML accepted). A 404 for a project that
+an index does not carry is normal (``pip`` semantics: the project is simply absent there), but an
+index root that does not answer, or answers 401/403/5xx, is an error naming the URL: fitwheel never
+silently falls back from one index to another.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from packaging.utils import canonicalize_name
+
+from fitwheel.errors import FitwheelError
+from fitwheel.index.config import IndexConfig
+from fitwheel.index.findlinks import folder_links, local_path
+from fitwheel.index.http import HttpError, Session
+from fitwheel.index.simple import (
+    ACCEPT,
+    Link,
+    parse_html,
+    parse_page,
+    project_url,
+    variants_json_key,
+)
+
+
+class ProjectNotFound(FitwheelError):
+    pass
+
+
+@dataclass
+class Finder:
+    config: IndexConfig
+    session: Session | None = None
+    _pages: dict[str, list[Link]] = field(default_factory=dict)
+    _find_links: dict[str, list[Link]] | None = None
+    _checked_roots: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _require_session(self) -> Session:
+        if self.session is None:
+            self.session = Session()
+        return self.session
+
+    def _find_links_files(self, key: str) -> list[Link]:
+        """The find-links files of project ``key`` (every location is listed once)."""
+        if self._find_links is None:
+            links: list[Link] = []
+            for location in self.config.find_links:
+                path = local_path(location)
+                if path is not None:
+                    links += folder_links(path)
+                else:
+                    resp = self._require_session().get(
+                        location, accept="text/html", what="find-links page"
+                    )
+                    assert resp is not None
+                    links += parse_html(resp.body.decode("utf-8", "replace"), resp.url)
+            by_project: dict[str, list[Link]] = {}
+            for link in links:
+                project = _project_of(link.filename)
+                if project is not None:
+                    by_project.setdefault(project, []).append(link)
+            self._find_links = by_project
+        return self._find_links.get(key, [])
+
+    def _check_root(self, index_url: str) -> None:
+        """A 404 for a project page is meaningful only if the index itself exists."""
+        if index_url in self._checked_roots:
+            return
+        session = self._require_session()
+        resp = session.get(
+            index_url.rstrip("/") + "/", accept=ACCEPT, what="index root", allow_404=True
+        )
+        if resp is None:
+            raise HttpError(index_url, 404, "index root")
+        self._checked_roots.add(index_url)
+
+    def links(self, name: str) -> list[Link]:
+        """Every file of project ``name`` (wheels, sdists, variants.json), indexes first."""
+        key = canonicalize_name(name)
+        with self._lock:
+            if key in self._pages:
+                return self._pages[key]
+        links: list[Link] = []
+        for index_url in self.config.index_urls:
+            session = self._require_session()
+            url = project_url(index_url, key)
+            resp = session.get(url, accept=ACCEPT, what=f"project page of {key}", allow_404=True)
+            if resp is None:
+                self._check_root(index_url)
+                continue
+            links += parse_page(resp.body, resp.content_type, resp.url)
+        links += self._find_links_files(key)
+        with self._lock:
+            self._pages[key] = links
+        return links
+
+    def variants_json_link(self, name: str, version: str) -> Link | None:
+        """The ``{name}-{version}-variants.json`` link for a release, found by filename."""
+        from packaging.version import InvalidVersion, Version
+
+        key = canonicalize_name(name)
+        try:
+            wanted = Version(version)
+        except InvalidVersion:
+            return None
+        for link in self.links(name):
+            found = variants_json_key(link.filename)
+            if found is None or found[0] != key:
+                continue
+            try:
+                if Version(found[1]) == wanted:
+                    return link
+            except InvalidVersion:
+                continue
+        return None
+
+    def read(self, link: Link, what: str = "") -> bytes:
+        """The content of a small file (variants.json, a page); local files read directly."""
+        path = local_path(link.url)
+        if path is not None:
+            try:
+                return path.read_bytes()
+            except OSError as exc:
+                raise FitwheelError(f"cannot read {path}: {exc.strerror}.") from exc
+        resp = self._require_session().get(link.url, what=what or link.filename)
+        assert resp is not None
+        return resp.body
+
+
+def _project_of(filename: str) -> str | None:
+    """The canonical project name a distribution file belongs to (None: not a distribution)."""
+    if filename.endswith(".whl"):
+        return canonicalize_name(filename.split("-", 1)[0])
+    found = variants_json_key(filename)
+    if found is not None:
+        return found[0]
+    for suffix in (".tar.gz", ".zip"):
+        if filename.endswith(suffix):
+            return canonicalize_name(filename[: -len(suffix)].rsplit("-", 1)[0])
+    return None
+
+
+def all_links(finder: Finder, names: Sequence[str]) -> dict[str, list[Link]]:
+    return {canonicalize_name(n): finder.links(n) for n in names}

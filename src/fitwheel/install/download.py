@@ -1,0 +1,137 @@
+"""Fetch wheels in parallel into a content-addressed cache, verifying their hashes.
+
+A wheel whose sha256 is known (from the index or ``--hash``) and already in the cache is not
+fetched again. Downloads go to a temporary name next to their final place and are renamed only
+once the hash matched, so an interrupted download never looks complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fitwheel.errors import FitwheelError
+from fitwheel.index.findlinks import local_path
+from fitwheel.index.http import Session
+
+
+class HashMismatchError(FitwheelError):
+    pass
+
+
+@dataclass(frozen=True)
+class DownloadItem:
+    filename: str
+    url: str
+    #: algorithm -> acceptable digests (any one must match); empty: nothing to check
+    hashes: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    @property
+    def known_sha256(self) -> str | None:
+        values = self.hashes.get("sha256", frozenset())
+        return next(iter(values)) if len(values) == 1 else None
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    item: DownloadItem
+    path: Path
+    sha256: str
+    from_cache: bool
+
+
+def default_cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("fitwheel")) / "wheels"
+
+
+def _digests(path: Path, algorithms: Sequence[str]) -> dict[str, str]:
+    hashers = {a: hashlib.new(a) for a in {"sha256", *algorithms}}
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            for hasher in hashers.values():
+                hasher.update(chunk)
+    return {a: h.hexdigest() for a, h in hashers.items()}
+
+
+def _check(item: DownloadItem, digests: Mapping[str, str], where: str) -> None:
+    for algorithm, allowed in item.hashes.items():
+        if algorithm in digests and allowed and digests[algorithm] not in allowed:
+            expected = ", ".join(sorted(allowed))
+            raise HashMismatchError(
+                f"the {algorithm} hash of {item.filename} from {where} is {digests[algorithm]}, "
+                f"but {expected} was expected: the file is not the one that was published or "
+                "pinned. Nothing was installed."
+            )
+
+
+@dataclass
+class Downloader:
+    session: Session | None
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    jobs: int = 4
+
+    def _cached(self, sha256: str, filename: str) -> Path:
+        return self.cache_dir / sha256[:2] / sha256 / filename
+
+    def fetch(
+        self, item: DownloadItem, progress: Callable[[str, int], None] | None = None
+    ) -> Downloaded:
+        algorithms = list(item.hashes)
+        local = local_path(item.url)
+        if local is not None:
+            digests = _digests(local, algorithms)
+            _check(item, digests, str(local))
+            return Downloaded(item, local, digests["sha256"], True)
+        known = item.known_sha256
+        if known is not None:
+            cached = self._cached(known, item.filename)
+            if cached.is_file():
+                return Downloaded(item, cached, known, True)
+        if self.session is None:
+            raise FitwheelError(f"cannot download {item.url}: no network session.")
+        tmp_dir = self.cache_dir / "tmp"
+        tmp_dir.mkdir(parents=True, exist_ok=True)
+        tmp = tmp_dir / f"{uuid.uuid4().hex}.part"
+        try:
+            with tmp.open("wb") as handle:
+                for chunk in self.session.stream(item.url, what=item.filename):
+                    handle.write(chunk)
+                    if progress is not None:
+                        progress(item.filename, len(chunk))
+            digests = _digests(tmp, algorithms)
+            _check(item, digests, item.url)
+            final = self._cached(digests["sha256"], item.filename)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, final)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        return Downloaded(item, final, digests["sha256"], False)
+
+    def fetch_all(
+        self,
+        items: Sequence[DownloadItem],
+        progress: Callable[[str, int], None] | None = None,
+    ) -> list[Downloaded]:
+        """Every item, in order; the first failure cancels the rest and is raised."""
+        if len(items) <= 1 or self.jobs <= 1:
+            return [self.fetch(item, progress) for item in items]
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futures = [pool.submit(self.fetch, item, progress) for item in items]
+            try:
+                return [f.result() for f in futures]
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+
+    def clear(self) -> None:
+        shutil.rmtree(self.cache_dir, ignore_errors=True)

@@ -1,0 +1,234 @@
+"""The environment to install into: its interpreter, install scheme, markers, tags and contents.
+
+One short run of the target interpreter answers everything that differs between interpreters
+(paths, version, ABI); tags and installed distributions are then computed here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+from packaging import tags as packaging_tags
+from packaging.utils import NormalizedName, canonicalize_name
+
+from fitwheel.errors import FitwheelError
+
+SCHEME_KEYS = ("purelib", "platlib", "scripts", "data", "headers")
+
+_PROBE = r"""
+import json, os, platform, sys, sysconfig
+paths = sysconfig.get_paths()
+impl = sys.implementation
+def fmt(info):
+    v = "{0.major}.{0.minor}.{0.micro}".format(info)
+    if info.releaselevel != "final":
+        v += info.releaselevel[0] + str(info.serial)
+    return v
+print(json.dumps({
+    "executable": sys.executable,
+    "prefix": sys.prefix,
+    "base_prefix": sys.base_prefix,
+    "paths": {k: paths[k] for k in ("purelib", "platlib", "scripts", "data", "include")},
+    "version": list(sys.version_info[:3]),
+    "cache_tag": impl.cache_tag,
+    "soabi": sysconfig.get_config_var("SOABI"),
+    "gil_disabled": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+    "platform": sysconfig.get_platform(),
+    "markers": {
+        "implementation_name": impl.name,
+        "implementation_version": fmt(impl.version),
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": platform.python_version(),
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": ".".join(platform.python_version_tuple()[:2]),
+        "sys_platform": sys.platform,
+    },
+}))
+"""
+
+
+class EnvironmentError_(FitwheelError):
+    pass
+
+
+@dataclass(frozen=True)
+class TargetEnvironment:
+    python: str
+    prefix: Path
+    scheme: Mapping[str, str]
+    version: tuple[int, int, int]
+    markers: Mapping[str, str]
+    cache_tag: str | None
+    tags: tuple[packaging_tags.Tag, ...] = field(repr=False, default=())
+    is_venv: bool = True
+
+    @property
+    def site_dirs(self) -> list[str]:
+        dirs = [self.scheme["purelib"]]
+        if self.scheme["platlib"] != self.scheme["purelib"]:
+            dirs.append(self.scheme["platlib"])
+        return dirs
+
+    @property
+    def python_version(self) -> str:
+        return ".".join(str(p) for p in self.version)
+
+    def installed(self) -> dict[NormalizedName, importlib_metadata.Distribution]:
+        """Installed distributions by canonical name (the first found on the path wins)."""
+        found: dict[NormalizedName, importlib_metadata.Distribution] = {}
+        for dist in importlib_metadata.distributions(path=self.site_dirs):
+            name = dist.metadata["Name"]
+            if name and canonicalize_name(name) not in found:
+                found[canonicalize_name(name)] = dist
+        return found
+
+    def tag_priority(self) -> dict[packaging_tags.Tag, int]:
+        return {tag: index for index, tag in enumerate(self.tags)}
+
+
+def find_interpreter(python: str | None, env: Mapping[str, str]) -> str:
+    """The interpreter ``--python`` names (a file or an environment folder), or the active venv."""
+    if python is None:
+        venv = env.get("VIRTUAL_ENV")
+        if not venv:
+            raise EnvironmentError_(
+                "no virtual environment is active, so fitwheel does not know where to install: "
+                "activate one or pass --python PATH (an interpreter or a venv folder)."
+            )
+        python = venv
+    path = Path(python).expanduser()
+    if path.is_dir():
+        for candidate in (path / "bin" / "python", path / "Scripts" / "python.exe"):
+            if candidate.exists():
+                return str(candidate)
+        raise EnvironmentError_(f"{path} is not a virtual environment: it has no bin/python.")
+    if not path.exists():
+        raise EnvironmentError_(f"the interpreter {path} does not exist: fix --python.")
+    return str(path)
+
+
+def _compute_tags(data: Mapping[str, Any]) -> tuple[packaging_tags.Tag, ...]:
+    version = list(data["version"])
+    major_minor = (int(version[0]), int(version[1]))
+    platform = str(data["platform"]).replace("-", "_").replace(".", "_")
+    ours = sysconfig_platform()
+    platforms = list(packaging_tags.platform_tags()) if platform == ours else [platform]
+    impl = str(data["markers"]["implementation_name"])
+    tags: list[packaging_tags.Tag] = []
+    if impl == "cpython":
+        soabi = str(data.get("soabi") or "")
+        abis = []
+        if soabi.startswith("cpython-"):
+            abis.append("cp" + soabi.split("-")[1])
+        tags += packaging_tags.cpython_tags(major_minor, abis=abis, platforms=platforms)
+        interp = f"cp{major_minor[0]}{major_minor[1]}"
+    else:
+        short = packaging_tags.INTERPRETER_SHORT_NAMES.get(impl, impl)
+        interp = f"{short}{major_minor[0]}{major_minor[1]}"
+        tags += packaging_tags.generic_tags(interp, ["none"], platforms)
+    tags += packaging_tags.compatible_tags(major_minor, interp, platforms)
+    return tuple(dict.fromkeys(tags))
+
+
+def sysconfig_platform() -> str:
+    import sysconfig
+
+    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
+
+
+def _cache_key(interpreter: str) -> str | None:
+    """Changes whenever the interpreter or its environment's configuration changes."""
+    parts = [os.path.abspath(interpreter)]
+    try:
+        for path in (interpreter, os.path.realpath(interpreter)):
+            st = os.stat(path)
+            parts.append(f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}")
+        cfg = Path(interpreter).parent.parent / "pyvenv.cfg"
+        if cfg.exists():
+            st = cfg.stat()
+            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+    except OSError:
+        return None
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _probe(interpreter: str, cache_dir: Path | None) -> dict[str, Any]:
+    key = _cache_key(interpreter) if cache_dir is not None else None
+    cached = cache_dir / f"{key}.json" if cache_dir is not None and key else None
+    if cached is not None:
+        try:
+            data: dict[str, Any] = json.loads(cached.read_text())
+            return data
+        except (OSError, ValueError):
+            pass
+    try:
+        out = subprocess.run(
+            [interpreter, "-I", "-c", _PROBE],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
+        data = json.loads(out)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        raise EnvironmentError_(f"cannot run the interpreter {interpreter}: {exc}") from exc
+    if cached is not None:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data))
+            os.replace(tmp, cached)
+        except OSError:
+            pass  # the cache only saves one interpreter start
+    return data
+
+
+def inspect_environment(
+    python: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    cache_dir: Path | None = None,
+) -> TargetEnvironment:
+    """Describe the environment ``python`` names; ``cache_dir`` keeps the interpreter's answers
+    (keyed by the identity of the interpreter and ``pyvenv.cfg``): later runs start no process."""
+    env = os.environ if env is None else env
+    interpreter = find_interpreter(python, env)
+    data = _probe(interpreter, cache_dir)
+    paths = data["paths"]
+    scheme = {
+        "purelib": paths["purelib"],
+        "platlib": paths["platlib"],
+        "scripts": paths["scripts"],
+        "data": paths["data"],
+        # sysconfig's include folder is shared; per-distribution headers go below it
+        "headers": paths["include"],
+    }
+    version = tuple(int(v) for v in data["version"])
+    return TargetEnvironment(
+        python=data["executable"] or interpreter,
+        prefix=Path(data["prefix"]),
+        scheme=scheme,
+        version=(version[0], version[1], version[2]),
+        markers=dict(data["markers"]),
+        cache_tag=data.get("cache_tag"),
+        tags=_compute_tags(data),
+        is_venv=data["prefix"] != data["base_prefix"],
+    )
+
+
+def running_environment() -> TargetEnvironment:
+    """This interpreter (used when a command needs markers but no target)."""
+    return inspect_environment(sys.executable, {})

@@ -1,0 +1,151 @@
+"""Install a set of wheel files into an environment, all of them or none.
+
+Every wheel is unpacked into one transaction's staging folder by the PyPA ``installer`` library
+with :class:`StagingDestination`; the files of replaced versions are planned for removal; then
+the transaction commits with renames (see :mod:`fitwheel.install.transaction`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from packaging.utils import canonicalize_name, parse_wheel_filename
+
+from fitwheel.errors import FitwheelError
+from fitwheel.install.environment import TargetEnvironment
+from fitwheel.install.staging import StagingDestination
+from fitwheel.install.transaction import Operation, Transaction, environment_lock, recover
+from fitwheel.install.uninstall import owned_files
+from fitwheel.install.unpacked import UnpackedCache, UnpackError
+
+INSTALLER_NAME = b"fitwheel\n"
+
+
+class InstallError(FitwheelError):
+    pass
+
+
+@dataclass(frozen=True)
+class WheelToInstall:
+    path: Path
+    #: the distribution name and version (from the resolver, else from the filename)
+    name: str
+    version: str
+    requested: bool = True
+    #: PEP 610 data for a wheel given by path or URL rather than found on an index
+    direct_url: dict[str, Any] | None = None
+    #: the file's content hash, when known (enables the unpacked-wheel cache)
+    sha256: str | None = None
+
+    @classmethod
+    def from_path(
+        cls, path: Path, *, requested: bool = True, direct: bool = False
+    ) -> WheelToInstall:
+        name, version, _build, _tags = _parse_name(path.name)
+        direct_url = None
+        if direct:
+            direct_url = {"url": path.resolve().as_uri(), "archive_info": {}}
+        return cls(path, name, version, requested, direct_url)
+
+
+def _parse_name(filename: str) -> tuple[str, str, Any, Any]:
+    """Name and version of a wheel filename, with or without a variant label."""
+    stem = filename[:-4] if filename.endswith(".whl") else filename
+    parts = stem.split("-")
+    if len(parts) == 7 or (len(parts) == 6 and not parts[2][:1].isdigit()):
+        stem = "-".join(parts[:-1])
+    try:
+        name, version, build, tags = parse_wheel_filename(stem + ".whl")
+    except ValueError as exc:
+        raise InstallError(f"{filename} is not a valid wheel filename: {exc}") from exc
+    return name, str(version), build, tags
+
+
+@dataclass
+class InstallResult:
+    installed: list[WheelToInstall]
+    removed: list[str]
+    notes: list[str]
+
+
+def _headers_scheme(env: TargetEnvironment, name: str) -> str:
+    major, minor, _ = env.version
+    return str(env.prefix / "include" / "site" / f"python{major}.{minor}" / canonicalize_name(name))
+
+
+def install_wheels(
+    env: TargetEnvironment,
+    wheels: Sequence[WheelToInstall],
+    *,
+    compile_bytecode: bool = False,
+    unpacked: UnpackedCache | None = None,
+    link_mode: str = "copy",
+    notice: TextIO | None = None,
+    commit_hook: Callable[[Operation], None] | None = None,
+) -> InstallResult:
+    """Install ``wheels`` into ``env``; replaced versions of the same names are removed."""
+    from installer import install
+    from installer.exceptions import InstallerError
+    from installer.sources import WheelFile
+
+    with environment_lock(env.prefix, notice=notice):
+        notes = recover(env.prefix)
+        txn = Transaction(env.prefix)
+        numbers = itertools.count()
+        try:
+            placed: dict[Path, Path] = {}
+            for wheel in wheels:
+                scheme = {**env.scheme, "headers": _headers_scheme(env, wheel.name)}
+                destination = StagingDestination(
+                    scheme,
+                    prefix=env.prefix,
+                    stage_root=txn.stage_root,
+                    interpreter=env.python,
+                    compile_bytecode=compile_bytecode,
+                    numbers=numbers,
+                    link_mode=link_mode,
+                )
+                extra = {"INSTALLER": INSTALLER_NAME}
+                if wheel.requested:
+                    extra["REQUESTED"] = b""
+                if wheel.direct_url is not None:
+                    extra["direct_url.json"] = json.dumps(wheel.direct_url).encode()
+                try:
+                    if unpacked is not None and wheel.sha256 is not None:
+                        install(unpacked.get(wheel.path, wheel.sha256), destination, extra)
+                    else:
+                        with WheelFile.open(wheel.path) as source:
+                            source.validate_record(validate_contents=True)
+                            install(source, destination, extra)
+                except UnpackError as exc:
+                    raise InstallError(f"{exc}. Nothing was changed in {env.prefix}.") from exc
+                except (InstallerError, ValueError, OSError, KeyError) as exc:
+                    raise InstallError(
+                        f"cannot install {wheel.path.name}: {exc}. Nothing was changed in "
+                        f"{env.prefix}."
+                    ) from exc
+                placed.update(destination.placed)
+            installed = env.installed()
+            removed_names: list[str] = []
+            removed: set[Path] = set()
+            for wheel in wheels:
+                old = installed.get(canonicalize_name(wheel.name))
+                if old is not None:
+                    removed |= owned_files(old, env.prefix)
+                    removed_names.append(f"{old.metadata['Name']} {old.version}")
+            txn.plan(placed, removed)
+        except BaseException:
+            txn.abandon()
+            raise
+        txn.commit(hook=commit_hook)
+    return InstallResult(list(wheels), removed_names, notes)
+
+
+def default_notice() -> TextIO:
+    return sys.stderr

@@ -1,0 +1,91 @@
+"""The ``--report`` JSON and the ``--explain`` text of an install (shapes from the CLI contract)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fitwheel.install.workflow import InstallOutcome
+from fitwheel.platform.profile import Profile
+
+REPORT_VERSION = 1
+
+
+def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, Any]:
+    entries = []
+    for p in outcome.planned:
+        cand = p.candidate
+        entries.append(
+            {
+                "name": str(cand.name),
+                "version": str(cand.version),
+                "filename": cand.link.filename,
+                "url": cand.link.url,
+                "sha256": p.sha256,
+                "variant_label": cand.label,
+                "variant_properties": cand.variant.as_dict() if cand.variant is not None else {},
+                "requested": p.requested,
+                "action": p.action,
+            }
+        )
+    env = outcome.environment
+    return {
+        "fitwheel_report": REPORT_VERSION,
+        "environment": {
+            "python": env.python,
+            "prefix": str(env.prefix),
+            "markers": dict(env.markers),
+        },
+        "indexes": list(outcome.config.index_urls),
+        "find_links": list(outcome.config.find_links),
+        "target_sources": dict(profile.sources) if profile is not None else {},
+        "install": entries,
+    }
+
+
+def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc: str) -> list[str]:
+    """For each package with variants: the candidates in order, each rejection with its reason,
+    and where each detected value came from."""
+    lines: list[str] = []
+    chosen = {(p.candidate.name, str(p.candidate.version)): p.candidate for p in outcome.planned}
+    for (name, version), trace in sorted(outcome.resolution.traces.items()):
+        if (name, version) not in chosen:
+            continue
+        cand = chosen[(name, version)]
+        source = trace.variants_source or "no variant metadata"
+        lines.append(f"{name} {version}: variants from {source}")
+        if trace.forced:
+            lines.append(
+                f"  forced with --variant: {trace.forced} (not checked against the target)"
+            )
+        for rank, label in enumerate(trace.ordered, 1):
+            mark = "  <- chosen" if cand.label == label else ""
+            lines.append(f"  {rank}. {label}{mark}")
+        if trace.has_plain_wheel:
+            mark = "  <- chosen" if cand.label is None else ""
+            lines.append(f"  {len(trace.ordered) + 1}. (non-variant wheel){mark}")
+        for label in trace.no_wheel:
+            lines.append(
+                f"  skipped {label}: compatible, but no wheel for this interpreter and platform"
+            )
+        for label, reason in trace.rejected.items():
+            lines.append(f"  rejected {label}: {reason}")
+    if lines:
+        lines.append(f"target: {target_desc}")
+        if profile is not None:
+            for ns, features in profile.properties.items():
+                origin = profile.sources.get(ns, "detected")
+                values = "; ".join(f"{f} = {', '.join(v)}" for f, v in features.items())
+                lines.append(f"  {ns} ({origin}): {values}")
+            for dev in profile.devices:
+                lines.append(f"  device {dev.vendor}:{dev.index} {dev.name}".rstrip())
+    else:
+        lines.append("no package in this install publishes variants")
+    return lines
+
+
+def counts(outcome: InstallOutcome) -> Mapping[str, int]:
+    out: dict[str, int] = {}
+    for p in outcome.planned:
+        out[p.action] = out.get(p.action, 0) + 1
+    return out

@@ -1,0 +1,285 @@
+"""``fitwheel install`` without the command line: resolve, download, install, report.
+
+:func:`run_install` takes an :class:`InstallRequest` (what the flags say) and returns an
+:class:`InstallOutcome` (what was chosen, kept, fetched and installed); the CLI only renders it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from fitwheel.errors import FitwheelError
+from fitwheel.index.config import IndexConfig, load_index_config
+from fitwheel.index.finder import Finder
+from fitwheel.index.http import HttpCache, Session
+from fitwheel.install.download import Downloaded, Downloader, DownloadItem, HashMismatchError
+from fitwheel.install.environment import TargetEnvironment, inspect_environment
+from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
+from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.platform.profile import Profile
+from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
+from fitwheel.resolve.requirements import UserInput, UserRequirement, collect
+from fitwheel.resolve.resolver import Resolution, resolve
+from fitwheel.variants.ordering import Target
+
+
+class HashRequiredError(FitwheelError):
+    pass
+
+
+@dataclass
+class InstallRequest:
+    requirements: Sequence[str] = ()
+    requirement_files: Sequence[str] = ()
+    constraint_files: Sequence[str] = ()
+    index_url: str | None = None
+    extra_index_urls: Sequence[str] = ()
+    find_links: Sequence[str] = ()
+    no_index: bool = False
+    python: str | None = None
+    dry_run: bool = False
+    no_variants: bool = False
+    forced_variants: Mapping[str, str] = field(default_factory=dict)
+    allow_fallback: bool = False
+    pre: bool = False
+    no_deps: bool = False
+    upgrade: bool = False
+    force_reinstall: bool = False
+    require_hashes: bool = False
+    no_binary: Sequence[str] = ()
+    compile_bytecode: bool = False
+    jobs: int = 4
+    #: install from unpacked wheels in the cache by copying ("copy") or linking ("hardlink")
+    link_mode: str = "copy"
+    #: use a temporary cache, removed at the end
+    no_cache: bool = False
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    cache_dir: Path | None = None
+
+
+@dataclass
+class Planned:
+    candidate: Candidate
+    requested: bool
+    #: "install", "keep" (already installed as chosen) or "reinstall"
+    action: str
+    downloaded: Downloaded | None = None
+    sha256: str | None = None
+
+
+@dataclass
+class InstallOutcome:
+    environment: TargetEnvironment
+    config: IndexConfig
+    resolution: Resolution
+    planned: list[Planned]
+    installed: InstallResult | None
+
+
+def installed_label(dist: object) -> str | None:
+    """The variant label of an installed distribution (from its ``variant.json``), if any."""
+    import json
+
+    text = getattr(dist, "read_text", lambda _n: None)("variant.json")
+    if not text:
+        return None
+    try:
+        variants = json.loads(text).get("variants", {})
+    except (ValueError, AttributeError):
+        return None
+    return next(iter(variants), None) if isinstance(variants, dict) and len(variants) == 1 else None
+
+
+def cache_dir(request: InstallRequest) -> Path:
+    """``--cache-dir``, else ``FITWHEEL_CACHE_DIR``, else the user cache folder."""
+    if request.cache_dir is not None:
+        return request.cache_dir
+    if request.env.get("FITWHEEL_CACHE_DIR"):
+        return Path(request.env["FITWHEEL_CACHE_DIR"])
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("fitwheel"))
+
+
+def _local_links(user: UserInput) -> list[str]:
+    return [str(item.wheel_path) for item in user.requirements if item.wheel_path is not None]
+
+
+def _check_hashes_required(
+    user: UserInput, resolution: Resolution
+) -> dict[NormalizedName, UserRequirement]:
+    by_name = {item.name: item for item in user.requirements}
+    for cand in resolution.pins:
+        item = by_name.get(cand.name)
+        if item is None or not item.hashes:
+            raise HashRequiredError(
+                f"--require-hashes is on, but {cand.name} {cand.version} has no --hash in the "
+                "requirements: list every distribution (dependencies too) with a pinned version "
+                "and its hashes."
+            )
+        specs = list(item.requirement.specifier)
+        if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
+            raise HashRequiredError(
+                f"--require-hashes is on, but {item.requirement} is not pinned with ==: hashes "
+                "only make sense for one exact version."
+            )
+    return by_name
+
+
+def run_install(
+    request: InstallRequest,
+    *,
+    target: Target | None,
+    profile: Profile | None,
+    progress: Callable[[str, int], None] | None = None,
+    notice: TextIO | None = None,
+) -> InstallOutcome:
+    if not request.no_cache:
+        return _run_install(request, cache_dir(request), target, profile, progress, notice)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="fitwheel-cache-") as tmp:
+        return _run_install(request, Path(tmp), target, profile, progress, notice)
+
+
+def _run_install(
+    request: InstallRequest,
+    cache_root: Path,
+    target: Target | None,
+    profile: Profile | None,
+    progress: Callable[[str, int], None] | None,
+    notice: TextIO | None,
+) -> InstallOutcome:
+    env = inspect_environment(request.python, request.env, cache_dir=cache_root / "envs")
+    user = collect(request.requirements, request.requirement_files, request.constraint_files)
+    if not user.requirements:
+        raise FitwheelError("nothing to install: name at least one requirement or pass -r FILE.")
+    session = Session(env=request.env, cache=HttpCache(cache_root / "http"))
+    config = load_index_config(
+        index_url=request.index_url,
+        extra_index_urls=request.extra_index_urls,
+        find_links=[*_local_links(user), *request.find_links],
+        no_index=request.no_index,
+        env=request.env,
+        site_prefix=str(env.prefix),
+    )
+    config = IndexConfig(
+        session.add_credentials(config.index_url) if config.index_url else None,
+        tuple(session.add_credentials(u) for u in config.extra_index_urls),
+        config.find_links,
+        config.origins,
+    )
+    forced = {canonicalize_name(k): v for k, v in request.forced_variants.items()}
+    options = Options(
+        target=target,
+        python_version=env.python_version,
+        tags=env.tags,
+        pre=request.pre,
+        no_variants=request.no_variants,
+        forced=forced,
+    )
+    source = CandidateSource(Finder(config, session), options)
+    installed_dists = env.installed()
+    installed: dict[NormalizedName, Version] = {}
+    for name, dist in installed_dists.items():
+        try:
+            installed[name] = Version(dist.version)
+        except InvalidVersion:
+            continue
+    resolution = resolve(
+        user,
+        source,
+        session=session,
+        environment=env.markers,
+        installed=installed,
+        upgrade=request.upgrade,
+        no_deps=request.no_deps,
+        devices=profile.devices if profile is not None else (),
+        allow_fallback=request.allow_fallback,
+    )
+    no_binary = {canonicalize_name(n) for n in request.no_binary}
+    for cand in resolution.pins:
+        if ":all:" in request.no_binary or cand.name in no_binary:
+            raise FitwheelError(
+                f"--no-binary asks to build {cand.name} from source, but fitwheel installs wheels "
+                "only: drop --no-binary for it or build the wheel first."
+            )
+    user_hashes = (
+        _check_hashes_required(user, resolution)
+        if request.require_hashes
+        else {item.name: item for item in user.requirements if item.hashes}
+    )
+    planned: list[Planned] = []
+    for cand in resolution.pins:
+        current = installed_dists.get(cand.name)
+        action = "install"
+        if current is not None and not request.force_reinstall:
+            same = (
+                installed.get(cand.name) == cand.version and installed_label(current) == cand.label
+            )
+            action = "keep" if same else "install"
+        elif current is not None:
+            action = "reinstall"
+        planned.append(
+            Planned(cand, cand.name in resolution.requested, action, sha256=cand.link.sha256)
+        )
+    outcome = InstallOutcome(env, config, resolution, planned, None)
+    if request.dry_run:
+        return outcome
+    to_fetch = [p for p in planned if p.action != "keep"]
+    items = []
+    for p in to_fetch:
+        hashes: dict[str, frozenset[str]] = {
+            a: frozenset({h}) for a, h in p.candidate.link.hashes.items()
+        }
+        pinned = user_hashes.get(p.candidate.name)
+        if pinned is not None:
+            for algo, digests in pinned.hashes.items():
+                published = p.candidate.link.hashes.get(algo)
+                if published is not None and published not in digests:
+                    raise HashMismatchError(
+                        f"{p.candidate.link.filename}: the index publishes {algo} {published}, "
+                        f"which is none of the --hash values pinned for {p.candidate.name}. "
+                        "Nothing was installed."
+                    )
+                hashes[algo] = digests
+        items.append(DownloadItem(p.candidate.link.filename, p.candidate.link.url, hashes))
+    downloader = Downloader(session, cache_root / "wheels", jobs=request.jobs)
+    for p, done in zip(to_fetch, downloader.fetch_all(items, progress), strict=True):
+        p.downloaded = done
+        p.sha256 = done.sha256
+    local = {str(item.wheel_path) for item in user.requirements if item.wheel_path is not None}
+    wheels = []
+    for p in to_fetch:
+        assert p.downloaded is not None
+        path = p.downloaded.path
+        direct = str(path) in local
+        wheels.append(
+            WheelToInstall(
+                path,
+                str(p.candidate.name),
+                str(p.candidate.version),
+                requested=p.requested,
+                sha256=p.sha256,
+                direct_url={"url": path.as_uri(), "archive_info": {"hashes": {"sha256": p.sha256}}}
+                if direct
+                else None,
+            )
+        )
+    unpacked = UnpackedCache(cache_root / "unpacked")
+    outcome.installed = install_wheels(
+        env,
+        wheels,
+        compile_bytecode=request.compile_bytecode,
+        unpacked=unpacked,
+        link_mode=request.link_mode,
+        notice=notice,
+    )
+    return outcome

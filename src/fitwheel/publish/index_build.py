@@ -1,0 +1,567 @@
+"""``index build``: a static, variant-aware simple index that any file server can serve.
+
+Layout of the output folder::
+
+    simple/index.html                 PEP 503 project list   (simple/index.json: PEP 691)
+    simple/<project>/index.html       PEP 503 project page   (index.json beside it: PEP 691)
+    files/<project>/<wheel>           the wheel (hard link where possible, else a copy)
+    files/<project>/<wheel>.metadata  PEP 658 core metadata
+    files/<project>/<name>-<version>-variants.json   one per version with variant wheels
+    .fitwheel-index.json              manifest that makes the next build incremental
+
+A server that maps ``/simple/<project>/`` to ``index.html`` (every static server does) gives pip,
+uv and fitwheel the HTML form; content negotiation to ``index.json`` is a server setting (see
+docs/publishing.md). Links are relative, so the folder can be served under any prefix.
+
+Incremental builds: a wheel whose size and mtime match the manifest is not read again, and a
+project whose wheels did not change is not written at all (its files keep their mtimes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import html
+import json
+import os
+import re
+import shutil
+import urllib.parse
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from fitwheel.errors import FitwheelError
+from fitwheel.publish.wheelfile import DEFAULT_LIMITS, Limits, WheelArchive, WheelError
+from fitwheel.variants.errors import VariantFormatError
+from fitwheel.variants.filenames import WheelFilename, variants_json_filename
+from fitwheel.variants.merging import merge_variant_infos
+from fitwheel.variants.model import VariantInfo
+from fitwheel.variants.reading import loads_variant_info
+from fitwheel.variants.writing import dump_variant_info
+
+MANIFEST_NAME = ".fitwheel-index.json"
+#: bump when the output format changes, so that old manifests force a full rewrite
+FORMAT_VERSION = 1
+_CHUNK = 1 << 20
+_NORMALIZE_RE = re.compile(r"[-_.]+")
+
+
+class IndexBuildError(FitwheelError):
+    """The wheels cannot be published together (bad wheel, conflicting variant metadata)."""
+
+
+def normalize_project(name: str) -> str:
+    return _NORMALIZE_RE.sub("-", name).lower()
+
+
+@dataclass
+class WheelRecord:
+    """What the index needs to know about one wheel; cached in the manifest."""
+
+    relpath: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    filename: str
+    project: str
+    name: str
+    version: str
+    metadata_sha256: str
+    requires_python: str | None
+    variant_label: str | None
+    variant_json: str | None = field(default=None, repr=False)
+
+
+@dataclass
+class BuildReport:
+    wheels: int = 0
+    wheels_read: int = 0
+    projects: int = 0
+    projects_written: list[str] = field(default_factory=list)
+    projects_removed: list[str] = field(default_factory=list)
+    variants_files: list[str] = field(default_factory=list)
+    linked: int = 0
+    copied: int = 0
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _write_if_changed(path: Path, data: bytes, made_dirs: set[Path] | None = None) -> bool:
+    """Write ``data`` unless the file already holds it, so untouched files keep their mtime.
+    An existing file is replaced atomically (readers see the old or the new content)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = None
+    if size is None:
+        folder = path.parent
+        if made_dirs is None or folder not in made_dirs:
+            folder.mkdir(parents=True, exist_ok=True)
+            if made_dirs is not None:
+                made_dirs.add(folder)
+        try:
+            with open(path, "xb") as handle:
+                handle.write(data)
+            return True
+        except FileExistsError:
+            pass
+    elif size == len(data) and path.read_bytes() == data:
+        return False
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return True
+
+
+def _metadata_headers(metadata: bytes) -> dict[str, str]:
+    """The header fields of a core metadata file (RFC 822 style: stops at the first blank line;
+    continuation lines are folded). Only the first occurrence of a field is kept."""
+    fields: dict[str, str] = {}
+    last: str | None = None
+    for raw in metadata.decode("utf-8", "surrogateescape").splitlines():
+        if not raw.strip():
+            break
+        if raw[0] in " \t" and last is not None:
+            if last in fields:
+                fields[last] += " " + raw.strip()
+            continue
+        key, sep, value = raw.partition(":")
+        if not sep:
+            continue
+        last = key.strip().lower()
+        fields.setdefault(last, value.strip())
+    return fields
+
+
+#: wheels up to this size are read once, hashed and parsed from memory
+_IN_MEMORY = 16 << 20
+
+
+def analyze_wheel(
+    path: Path, relpath: str, *, limits: Limits = DEFAULT_LIMITS
+) -> tuple[WheelRecord, bytes]:
+    """Read one wheel: its hash, core metadata and variant.json. Returns the METADATA bytes too."""
+    stat = path.stat()
+    try:
+        filename = WheelFilename.parse(path.name)
+    except VariantFormatError as exc:
+        raise IndexBuildError(f"{path}: not a valid wheel filename ({exc})") from None
+    data: bytes | None = None
+    if stat.st_size <= _IN_MEMORY:
+        data = path.read_bytes()
+        sha256 = hashlib.sha256(data).hexdigest()
+    else:
+        sha256 = _sha256_file(path)
+    with WheelArchive(path, limits=limits, data=data) as archive:
+        metadata = archive.read_member(f"{archive.dist_info}/METADATA")
+        vj = archive.read_member(archive.variant_json_name) if archive.variant_json_name else None
+        vj_name = archive.variant_json_name
+    headers = _metadata_headers(metadata)
+    meta_name = headers.get("name")
+    if meta_name is None or normalize_project(meta_name) != normalize_project(filename.name):
+        raise WheelError(
+            path, f"METADATA names the project {meta_name!r}, the filename {filename.name!r}"
+        )
+    requires_python = headers.get("requires-python")
+    label = filename.variant_label
+    vj_text: str | None = None
+    if vj is not None:
+        try:
+            vj_text = vj.decode("utf-8")
+            info = loads_variant_info(vj_text, f"{path}!{vj_name}", kind="wheel")
+        except (UnicodeDecodeError, VariantFormatError) as exc:
+            raise WheelError(path, f"invalid variant.json ({exc})") from None
+        if label is None:
+            raise WheelError(path, "has a variant.json but no variant label in its filename")
+        if label not in info.variants:
+            raise WheelError(
+                path,
+                f"variant.json describes {', '.join(sorted(info.variants))}, "
+                f"but the filename says {label!r}",
+            )
+    elif label is not None:
+        raise WheelError(path, f"the filename carries label {label!r} but there is no variant.json")
+    record = WheelRecord(
+        relpath=relpath,
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+        sha256=sha256,
+        filename=path.name,
+        project=normalize_project(filename.name),
+        name=filename.name,
+        version=filename.version,
+        metadata_sha256=hashlib.sha256(metadata).hexdigest(),
+        requires_python=requires_python or None,
+        variant_label=label,
+        variant_json=vj_text,
+    )
+    return record, metadata
+
+
+def _scan(wheel_dir: Path, out_dir: Path) -> list[tuple[Path, str]]:
+    found: list[tuple[Path, str]] = []
+    out_resolved = out_dir.resolve()
+    for root, dirs, files in os.walk(wheel_dir):
+        root_path = Path(root)
+        # Never index the output folder when it sits inside the wheel folder.
+        dirs[:] = sorted(
+            d for d in dirs if (root_path / d).resolve() != out_resolved and not d.startswith(".")
+        )
+        for name in sorted(files):
+            if name.endswith(".whl") and not name.startswith("."):
+                path = root_path / name
+                found.append((path, path.relative_to(wheel_dir).as_posix()))
+    return found
+
+
+def _version_key(version: str) -> tuple[int, Any]:
+    try:
+        return (1, Version(version))
+    except InvalidVersion:
+        return (0, version)
+
+
+class _Manifest:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.wheels: dict[str, WheelRecord] = {}
+        self.projects: dict[str, dict[str, Any]] = {}
+        self.root_fingerprint: str | None = None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
+            return
+        try:
+            self.wheels = {k: WheelRecord(**v) for k, v in data["wheels"].items()}
+            self.projects = dict(data["projects"])
+            self.root_fingerprint = data.get("root")
+        except (KeyError, TypeError, AttributeError):
+            self.wheels, self.projects = {}, {}
+
+    def save(self) -> None:
+        data = {
+            "format": FORMAT_VERSION,
+            "root": self.root_fingerprint,
+            "wheels": {k: dict(vars(v)) for k, v in sorted(self.wheels.items())},
+            "projects": dict(sorted(self.projects.items())),
+        }
+        # Compact: the C encoder is many times faster than an indented dump.
+        _write_if_changed(self.path, json.dumps(data, separators=(",", ":")).encode())
+
+
+def _place_file(src: Path, dst: Path, mode: str, report: BuildReport) -> None:
+    """Put the wheel at ``dst`` (whose folder exists): a hard link when ``mode`` is auto and the
+    filesystem allows, else a streamed copy. An existing file is replaced through a temporary
+    name, so a reader never sees a partial wheel."""
+    try:
+        exists = dst.stat() is not None
+    except OSError:
+        exists = False
+    if exists:
+        with contextlib.suppress(OSError):
+            if os.path.samefile(src, dst):
+                return
+    target = dst.with_name(f".{dst.name}.tmp{os.getpid()}") if exists else dst
+    if exists:
+        with contextlib.suppress(OSError):
+            target.unlink()
+    try:
+        if mode == "auto":
+            try:
+                os.link(src, target)
+                report.linked += 1
+            except OSError:
+                shutil.copyfile(src, target)
+                report.copied += 1
+        else:
+            shutil.copyfile(src, target)
+            report.copied += 1
+        if exists:
+            os.replace(target, dst)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            target.unlink()
+        raise
+
+
+def _merge_version(wheels: list[WheelRecord]) -> str:
+    """The ``variants.json`` of one version, merged from its wheels' variant.json."""
+    by_label: dict[str, tuple[frozenset[Any], str]] = {}
+    infos: list[VariantInfo] = []
+    for wheel in wheels:
+        assert wheel.variant_json is not None and wheel.variant_label is not None
+        info = loads_variant_info(wheel.variant_json, wheel.filename, kind="wheel")
+        props = info.variants[wheel.variant_label].properties
+        seen = by_label.get(wheel.variant_label)
+        if seen is not None and seen[0] != props:
+            raise IndexBuildError(
+                f"label {wheel.variant_label!r} of {wheel.name} {wheel.version} means different "
+                f"properties in {seen[1]} and {wheel.filename}; one label must always name the "
+                "same property set"
+            )
+        by_label.setdefault(wheel.variant_label, (props, wheel.filename))
+        infos.append(info)
+    try:
+        merged = merge_variant_infos(infos, source=f"{wheels[0].name} {wheels[0].version}")
+    except VariantFormatError as exc:
+        names = ", ".join(w.filename for w in wheels)
+        raise IndexBuildError(
+            f"the variant metadata of {wheels[0].name} {wheels[0].version} cannot be merged "
+            f"({exc}); wheels: {names}"
+        ) from None
+    return dump_variant_info(merged)
+
+
+def _file_url(project: str, filename: str) -> str:
+    return f"../../files/{project}/{urllib.parse.quote(filename)}"
+
+
+@dataclass(frozen=True)
+class _Link:
+    filename: str
+    sha256: str
+    size: int
+    requires_python: str | None = None
+    metadata_sha256: str | None = None
+
+
+def _project_html(project: str, links: Iterable[_Link]) -> bytes:
+    title = html.escape(project)
+    rows = []
+    for link in links:
+        attrs = [f'href="{html.escape(_file_url(project, link.filename))}#sha256={link.sha256}"']
+        if link.requires_python:
+            attrs.append(f'data-requires-python="{html.escape(link.requires_python)}"')
+        if link.metadata_sha256:
+            attrs.append(f'data-dist-info-metadata="sha256={link.metadata_sha256}"')
+            attrs.append(f'data-core-metadata="sha256={link.metadata_sha256}"')
+        rows.append(f"    <a {' '.join(attrs)}>{html.escape(link.filename)}</a><br>")
+    body = "\n".join(rows)
+    return (
+        "<!DOCTYPE html>\n<html>\n  <head>\n"
+        '    <meta name="pypi:repository-version" content="1.1">\n'
+        f"    <title>Links for {title}</title>\n  </head>\n  <body>\n"
+        f"    <h1>Links for {title}</h1>\n{body}\n  </body>\n</html>\n"
+    ).encode()
+
+
+def _project_json(project: str, links: Iterable[_Link], versions: list[str]) -> bytes:
+    files = []
+    for link in links:
+        entry: dict[str, Any] = {
+            "filename": link.filename,
+            "url": _file_url(project, link.filename),
+            "hashes": {"sha256": link.sha256},
+            "size": link.size,
+        }
+        if link.requires_python:
+            entry["requires-python"] = link.requires_python
+        if link.metadata_sha256:
+            entry["core-metadata"] = {"sha256": link.metadata_sha256}
+            entry["dist-info-metadata"] = {"sha256": link.metadata_sha256}
+        files.append(entry)
+    doc = {"meta": {"api-version": "1.1"}, "name": project, "versions": versions, "files": files}
+    return (json.dumps(doc, separators=(",", ":")) + "\n").encode()
+
+
+def _root_pages(projects: list[str]) -> tuple[bytes, bytes]:
+    rows = "\n".join(f'    <a href="{html.escape(p)}/">{html.escape(p)}</a><br>' for p in projects)
+    page = (
+        "<!DOCTYPE html>\n<html>\n  <head>\n"
+        '    <meta name="pypi:repository-version" content="1.1">\n'
+        "    <title>Simple index</title>\n  </head>\n  <body>\n"
+        f"{rows}\n  </body>\n</html>\n"
+    ).encode()
+    doc = {"meta": {"api-version": "1.1"}, "projects": [{"name": p} for p in projects]}
+    return page, (json.dumps(doc, separators=(",", ":")) + "\n").encode()
+
+
+def _fingerprint(items: Iterable[Any]) -> str:
+    digest = hashlib.sha256(str(FORMAT_VERSION).encode())
+    for item in items:
+        digest.update(json.dumps(item, sort_keys=True).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def build_index(
+    wheel_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    mode: str = "auto",
+    limits: Limits = DEFAULT_LIMITS,
+) -> BuildReport:
+    """Build or update the static index for every ``*.whl`` under ``wheel_dir``."""
+    source = Path(wheel_dir)
+    out = Path(out_dir)
+    if not source.is_dir():
+        raise IndexBuildError(f"{source}: not a folder of wheels")
+    if mode not in ("auto", "copy"):
+        raise IndexBuildError(f"unknown file mode {mode!r} (auto or copy)")
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = _Manifest(out / MANIFEST_NAME)
+    report = BuildReport()
+
+    records: dict[str, WheelRecord] = {}
+    metadata_of: dict[str, bytes] = {}
+    by_filename: dict[str, str] = {}
+    for path, relpath in _scan(source, out):
+        stat = path.stat()
+        cached = manifest.wheels.get(relpath)
+        if (
+            cached is not None
+            and cached.size == stat.st_size
+            and cached.mtime_ns == stat.st_mtime_ns
+        ):
+            record = cached
+        else:
+            record, metadata_of[relpath] = analyze_wheel(path, relpath, limits=limits)
+            report.wheels_read += 1
+        other = by_filename.get(record.filename)
+        if other is not None:
+            raise IndexBuildError(
+                f"{record.filename} appears twice: {source / other} and {source / relpath}"
+            )
+        by_filename[record.filename] = relpath
+        records[relpath] = record
+    report.wheels = len(records)
+
+    by_project: dict[str, list[WheelRecord]] = {}
+    for record in records.values():
+        by_project.setdefault(record.project, []).append(record)
+    report.projects = len(by_project)
+
+    new_projects: dict[str, dict[str, Any]] = {}
+    for project in sorted(by_project):
+        wheels = sorted(by_project[project], key=lambda r: r.filename)
+        fingerprint = _fingerprint(
+            (w.filename, w.sha256, w.metadata_sha256, w.requires_python, w.variant_label)
+            for w in wheels
+        )
+        previous = manifest.projects.get(project)
+        written = list(previous.get("files", [])) if previous else []
+        if (
+            previous is not None
+            and previous.get("fingerprint") == fingerprint
+            and all((out / rel).exists() for rel in written)
+        ):
+            new_projects[project] = previous
+            report.variants_files += [r for r in written if r.endswith("-variants.json")]
+            continue
+        files = _write_project(source, out, project, wheels, metadata_of, mode, report)
+        for stale in set(written) - set(files):
+            with contextlib.suppress(OSError):
+                (out / stale).unlink()
+        new_projects[project] = {"fingerprint": fingerprint, "files": files}
+        report.projects_written.append(project)
+
+    for project in sorted(set(manifest.projects) - set(new_projects)):
+        for rel in manifest.projects[project].get("files", []):
+            with contextlib.suppress(OSError):
+                (out / rel).unlink()
+        for folder in (out / "simple" / project, out / "files" / project):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        report.projects_removed.append(project)
+
+    names = sorted(new_projects)
+    root_fingerprint = _fingerprint(names)
+    if root_fingerprint != manifest.root_fingerprint or not (out / "simple/index.html").exists():
+        page, doc = _root_pages(names)
+        _write_if_changed(out / "simple" / "index.html", page)
+        _write_if_changed(out / "simple" / "index.json", doc)
+    manifest.wheels = records
+    manifest.projects = new_projects
+    manifest.root_fingerprint = root_fingerprint
+    manifest.save()
+    return report
+
+
+def _write_project(
+    source: Path,
+    out: Path,
+    project: str,
+    wheels: list[WheelRecord],
+    metadata_of: Mapping[str, bytes],
+    mode: str,
+    report: BuildReport,
+) -> list[str]:
+    files_dir = out / "files" / project
+    page_dir = out / "simple" / project
+    files_dir.mkdir(parents=True, exist_ok=True)
+    page_dir.mkdir(parents=True, exist_ok=True)
+    made = {files_dir, page_dir}
+    written: list[str] = []
+    links: list[_Link] = []
+    variant_wheels: dict[tuple[str, str], list[WheelRecord]] = {}
+    for wheel in wheels:
+        metadata = metadata_of.get(wheel.relpath)
+        target = files_dir / wheel.filename
+        # A wheel taken from the manifest was placed by an earlier build; leave it alone.
+        if metadata is not None or _size_of(target) != wheel.size:
+            _place_file(source / wheel.relpath, target, mode, report)
+        if metadata is None:
+            # Cached wheel: its .metadata file is still there unless someone removed it.
+            meta_path = files_dir / f"{wheel.filename}.metadata"
+            if not meta_path.exists():
+                metadata = _reread_metadata(source / wheel.relpath)
+        if metadata is not None:
+            _write_if_changed(files_dir / f"{wheel.filename}.metadata", metadata, made)
+        written += [
+            f"files/{project}/{wheel.filename}",
+            f"files/{project}/{wheel.filename}.metadata",
+        ]
+        links.append(
+            _Link(
+                wheel.filename,
+                wheel.sha256,
+                wheel.size,
+                wheel.requires_python,
+                wheel.metadata_sha256,
+            )
+        )
+        if wheel.variant_label is not None:
+            variant_wheels.setdefault((wheel.name, wheel.version), []).append(wheel)
+    for (name, version), group in sorted(variant_wheels.items()):
+        data = _merge_version(group).encode("utf-8")
+        vj_name = variants_json_filename(name, version)
+        _write_if_changed(files_dir / vj_name, data, made)
+        rel = f"files/{project}/{vj_name}"
+        written.append(rel)
+        report.variants_files.append(rel)
+        links.append(_Link(vj_name, hashlib.sha256(data).hexdigest(), len(data)))
+    links.sort(key=lambda link: link.filename)
+    versions = sorted({w.version for w in wheels}, key=_version_key)
+    _write_if_changed(page_dir / "index.html", _project_html(project, links), made)
+    _write_if_changed(page_dir / "index.json", _project_json(project, links, versions), made)
+    written += [f"simple/{project}/index.html", f"simple/{project}/index.json"]
+    return written
+
+
+def _size_of(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+def _reread_metadata(path: Path) -> bytes:
+    with WheelArchive(path) as archive:
+        return archive.read_member(f"{archive.dist_info}/METADATA")

@@ -1,0 +1,245 @@
+"""From the files of a project to ordered candidates, variant-aware.
+
+Versions are chosen as usual (variants never influence which version); inside one version the
+candidates are: the compatible variant wheels in the order :func:`order_variants` gives for the
+target, then the non-variant wheel. Every step is written to a :class:`VersionTrace` so that
+``--explain`` and ``--report`` can say why a wheel was picked or rejected.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import Tag
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from fitwheel.errors import FitwheelError
+from fitwheel.index.finder import Finder
+from fitwheel.index.simple import Link
+from fitwheel.variants.errors import VariantError
+from fitwheel.variants.filenames import WheelFilename
+from fitwheel.variants.model import VariantDescription, VariantInfo
+from fitwheel.variants.ordering import Target, order_variants
+
+
+class CandidateError(FitwheelError):
+    pass
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: NormalizedName
+    version: Version
+    link: Link
+    wheel: WheelFilename
+    #: None: a non-variant wheel
+    variant: VariantDescription | None = None
+    extras: frozenset[str] = frozenset()
+
+    @property
+    def label(self) -> str | None:
+        return self.wheel.variant_label
+
+    def with_extras(self, extras: frozenset[str]) -> Candidate:
+        return Candidate(self.name, self.version, self.link, self.wheel, self.variant, extras)
+
+    def __str__(self) -> str:
+        extras = f"[{','.join(sorted(self.extras))}]" if self.extras else ""
+        return f"{self.name}{extras} {self.version} ({self.link.filename})"
+
+
+@dataclass
+class VersionTrace:
+    """What happened to the variants of one version."""
+
+    name: NormalizedName
+    version: str
+    variants_source: str | None = None
+    ordered: list[str] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)
+    #: labels that the ordering accepted but no wheel for this interpreter carries
+    no_wheel: list[str] = field(default_factory=list)
+    has_plain_wheel: bool = False
+    forced: str | None = None
+    info: VariantInfo | None = None
+
+
+@dataclass
+class Options:
+    target: Target | None
+    python_version: str
+    tags: Sequence[Tag]
+    pre: bool = False
+    no_variants: bool = False
+    #: project -> label to install without checking it
+    forced: Mapping[NormalizedName, str] = field(default_factory=dict)
+    #: projects for which only plain wheels count (--no-binary lists those that fail loudly)
+    no_binary: frozenset[NormalizedName] = frozenset()
+
+
+def _read_variants(
+    finder: Finder, name: str, version: str, links: Sequence[Link]
+) -> tuple[VariantInfo | None, str | None]:
+    """The version's variant metadata: its variants.json, else (PEP 825) the wheels' own files."""
+    from fitwheel.variants.reading import loads_variant_info
+
+    link = finder.variants_json_link(name, version)
+    if link is not None:
+        return loads_variant_info(finder.read(link, "variants.json"), link.url, "index"), link.url
+    from fitwheel.index.findlinks import local_path
+    from fitwheel.index.metadata import fetch_member, wheel_member
+    from fitwheel.variants.merging import merge_variant_infos
+
+    infos = []
+    seen: set[str] = set()
+    for wheel_link in links:
+        label = WheelFilename.parse(wheel_link.filename).variant_label
+        if label is None or label in seen:
+            continue
+        seen.add(label)
+        path = local_path(wheel_link.url)
+        if path is not None:
+            data = wheel_member(path, "variant.json")
+        else:
+            session = finder.session
+            assert session is not None
+            data = fetch_member(wheel_link, session, "variant.json", required=False)
+        if data is None:
+            continue
+        infos.append(loads_variant_info(data, wheel_link.url, "wheel", expected_label=label))
+    if not infos:
+        return None, None
+    return merge_variant_infos(
+        infos, source=f"variant.json of {name} {version}"
+    ), "wheels' variant.json"
+
+
+@dataclass
+class CandidateSource:
+    finder: Finder
+    options: Options
+    traces: dict[tuple[NormalizedName, str], VersionTrace] = field(default_factory=dict)
+    _cache: dict[NormalizedName, list[Candidate]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ranks: dict[Tag, int] | None = None
+
+    def _tag_rank(self) -> dict[Tag, int]:
+        if self._ranks is None:
+            self._ranks = {tag: i for i, tag in enumerate(self.options.tags)}
+        return self._ranks
+
+    def _python_ok(self, link: Link) -> bool:
+        if not link.requires_python:
+            return True
+        try:
+            return SpecifierSet(link.requires_python).contains(
+                self.options.python_version, prereleases=True
+            )
+        except InvalidSpecifier:
+            return True  # pip ignores a broken requires-python, and so does fitwheel
+
+    def candidates(self, name: str) -> list[Candidate]:
+        """Every installable candidate, newest version first, best wheel first within a version."""
+        key = canonicalize_name(name)
+        if key in self._cache:
+            return self._cache[key]
+        tag_rank = self._tag_rank()
+        by_version: dict[Version, list[tuple[Link, WheelFilename, int]]] = {}
+        for link in self.finder.links(key):
+            if not link.is_wheel:
+                continue
+            try:
+                wheel = WheelFilename.parse(link.filename)
+                version = Version(wheel.version)
+            except (VariantError, InvalidVersion):
+                continue
+            if canonicalize_name(wheel.name) != key or not self._python_ok(link):
+                continue
+            ranks = [tag_rank[t] for t in _tags_of(wheel) if t in tag_rank]
+            if not ranks:
+                continue
+            by_version.setdefault(version, []).append((link, wheel, min(ranks)))
+        out: list[Candidate] = []
+        for version in sorted(by_version, reverse=True):
+            out += self._order_version(key, version, by_version[version])
+        self._cache[key] = out
+        return out
+
+    def _order_version(
+        self, name: NormalizedName, version: Version, wheels: list[tuple[Link, WheelFilename, int]]
+    ) -> list[Candidate]:
+        def best(
+            items: list[tuple[Link, WheelFilename, int]],
+        ) -> list[tuple[Link, WheelFilename, int]]:
+            # best tag first, then the highest build number (as pip orders)
+            return sorted(items, key=lambda t: (t[2], _build_key(t[1].build)))
+
+        plain = best([w for w in wheels if w[1].variant_label is None])
+        variant = [w for w in wheels if w[1].variant_label is not None]
+        trace = VersionTrace(name, str(version), has_plain_wheel=bool(plain))
+        out: list[Candidate] = []
+        forced = self.options.forced.get(name)
+        if variant and not self.options.no_variants:
+            self.traces[(name, str(version))] = trace
+            info, source = _read_variants(self.finder, name, str(version), [w[0] for w in variant])
+            trace.variants_source = source
+            trace.info = info
+            if forced is not None:
+                trace.forced = forced
+                chosen = best([w for w in variant if w[1].variant_label == forced])
+                if not chosen:
+                    return []
+                desc = info.variants.get(forced) if info else None
+                return [Candidate(name, version, w[0], w[1], desc) for w in chosen[:1]]
+            if info is None:
+                for label in sorted({w[1].variant_label or "" for w in variant}):
+                    trace.rejected[label] = "no variants.json and no variant.json in the wheel"
+            else:
+                target = self.options.target
+                if target is None:
+                    raise CandidateError(
+                        "variant wheels need a target: pass --profile or let fitwheel detect"
+                    )
+                ordering = order_variants(info, target)
+                trace.rejected.update(ordering.rejected)
+                for desc in ordering.ordered:
+                    matching = best([w for w in variant if w[1].variant_label == desc.label])
+                    if not matching:
+                        trace.no_wheel.append(desc.label)
+                        continue
+                    trace.ordered.append(desc.label)
+                    link, wheel, _ = matching[0]
+                    out.append(Candidate(name, version, link, wheel, desc))
+                for label in sorted({w[1].variant_label or "" for w in variant}):
+                    if label not in info.variants:
+                        trace.rejected[label] = "the label is not in the version's variant metadata"
+        elif forced is not None and not self.options.no_variants:
+            return []
+        if plain:
+            link, wheel, _ = plain[0]
+            out.append(Candidate(name, version, link, wheel, None))
+        return out
+
+
+def _build_key(build: str | None) -> tuple[int, str]:
+    if not build:
+        return (0, "")
+    digits = ""
+    for ch in build:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return (-int(digits or 0), build[len(digits) :])
+
+
+def _tags_of(wheel: WheelFilename) -> list[Tag]:
+    return [
+        Tag(py, abi, plat)
+        for py in wheel.python_tag.split(".")
+        for abi in wheel.abi_tag.split(".")
+        for plat in wheel.platform_tag.split(".")
+    ]

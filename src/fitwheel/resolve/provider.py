@@ -1,0 +1,219 @@
+"""The resolvelib provider: requirements in, variant-ordered candidates out.
+
+Identifiers are ``name`` or ``name[extra,...]``; a candidate with extras depends on the same
+version of the plain name, so extras never split a project in two. Dependencies are read from
+the chosen wheel's own metadata (variants of one version may differ) and their markers are
+evaluated with the variant markers of that wheel.
+"""
+
+from __future__ import annotations
+
+import email.parser
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import Version
+from resolvelib import AbstractProvider
+
+from fitwheel.errors import FitwheelError
+from fitwheel.index.http import Session
+from fitwheel.index.metadata import fetch_metadata
+from fitwheel.resolve.candidates import Candidate, CandidateSource
+from fitwheel.variants.errors import VariantError
+from fitwheel.variants.markers import evaluate_marker
+
+
+class DependencyError(FitwheelError):
+    pass
+
+
+def identify_requirement(req: Requirement) -> str:
+    name = canonicalize_name(req.name)
+    if req.extras:
+        return f"{name}[{','.join(sorted(canonicalize_name(e) for e in req.extras))}]"
+    return name
+
+
+def _pinned(spec: SpecifierSet) -> bool:
+    return any(s.operator in ("==", "===") and "*" not in s.version for s in spec)
+
+
+@dataclass
+class Provider(AbstractProvider[Requirement, Candidate, str]):
+    source: CandidateSource
+    session: Session | None
+    environment: Mapping[str, str]
+    constraints: Mapping[NormalizedName, SpecifierSet] = field(default_factory=dict)
+    #: name -> sha256 digests the user pinned (--hash); candidates must match by index hash
+    no_deps: bool = False
+    user_requested: frozenset[NormalizedName] = frozenset()
+    #: installed versions to keep when they satisfy (no --upgrade)
+    preferred: Mapping[NormalizedName, Version] = field(default_factory=dict)
+    _metadata: dict[str, list[tuple[Requirement, str | None]]] = field(default_factory=dict)
+    _requires_python: dict[str, str | None] = field(default_factory=dict)
+
+    # -- resolvelib interface -------------------------------------------------------------------
+    def identify(self, requirement_or_candidate: Requirement | Candidate) -> str:
+        if isinstance(requirement_or_candidate, Candidate):
+            cand = requirement_or_candidate
+            if cand.extras:
+                return f"{cand.name}[{','.join(sorted(cand.extras))}]"
+            return str(cand.name)
+        return identify_requirement(requirement_or_candidate)
+
+    def get_preference(
+        self,
+        identifier: str,
+        resolutions: Mapping[str, Candidate],
+        candidates: Mapping[str, Iterator[Candidate]],
+        information: Mapping[str, Iterable[Any]],
+        backtrack_causes: Sequence[Any],
+    ) -> tuple[bool, bool, bool, str]:
+        reqs = [info.requirement for info in information.get(identifier, [])]
+        pinned = any(_pinned(r.specifier) for r in reqs)
+        caused = any(
+            identifier in (c.requirement.name, self.identify(c.requirement))
+            for c in backtrack_causes
+        )
+        # extras after their base, so the base version is decided first
+        return (not caused, not pinned, "[" in identifier, identifier)
+
+    def find_matches(
+        self,
+        identifier: str,
+        requirements: Mapping[str, Iterator[Requirement]],
+        incompatibilities: Mapping[str, Iterator[Candidate]],
+    ) -> Iterator[Candidate]:
+        name = canonicalize_name(identifier.split("[", 1)[0])
+        extras = (
+            frozenset(identifier[len(name) + 1 : -1].split(","))
+            if "[" in identifier
+            else frozenset()
+        )
+        reqs = list(requirements.get(identifier, []))
+        specifiers = [r.specifier for r in reqs]
+        if name in self.constraints:
+            specifiers.append(self.constraints[name])
+        bad = {(c.version, c.link.url) for c in incompatibilities.get(identifier, [])}
+        allow_pre = self.source.options.pre or any(
+            s.prereleases for spec in specifiers for s in spec
+        )
+        out: list[Candidate] = []
+        yanked: list[Candidate] = []
+        for cand in self.source.candidates(name):
+            if (cand.version, cand.link.url) in bad:
+                continue
+            if cand.version.is_prerelease and not allow_pre:
+                continue
+            if not all(spec.contains(cand.version, prereleases=True) for spec in specifiers):
+                continue
+            cand = cand.with_extras(extras) if extras else cand
+            if cand.link.yanked is not None:
+                yanked.append(cand)
+                continue
+            out.append(cand)
+        # PEP 592: a yanked file is used only when an exact pin leaves nothing else
+        if not out and yanked and any(_pinned(s) for s in specifiers):
+            out = yanked
+        if not out and not allow_pre:
+            # as pip does: pre-releases count when nothing final matches
+            pre = [
+                c
+                for c in self.source.candidates(name)
+                if c.version.is_prerelease
+                and all(s.contains(c.version, prereleases=True) for s in specifiers)
+                and (c.version, c.link.url) not in bad
+                and c.link.yanked is None
+            ]
+            out = [c.with_extras(extras) if extras else c for c in pre]
+        keep = self.preferred.get(name)
+        if keep is not None:
+            out.sort(key=lambda c: c.version != keep)
+        return (c for c in out if self._python_ok(c))
+
+    def _python_ok(self, candidate: Candidate) -> bool:
+        """The wheel's own Requires-Python (read lazily: only candidates the resolver tries)."""
+        self._requires(candidate)
+        spec = self._requires_python.get(candidate.link.url)
+        if not spec:
+            return True
+        try:
+            return SpecifierSet(spec).contains(self.source.options.python_version, prereleases=True)
+        except InvalidSpecifier:
+            return True
+
+    def is_satisfied_by(self, requirement: Requirement, candidate: Candidate) -> bool:
+        if canonicalize_name(requirement.name) != candidate.name:
+            return False
+        return requirement.specifier.contains(candidate.version, prereleases=True)
+
+    def get_dependencies(self, candidate: Candidate) -> list[Requirement]:
+        deps: list[Requirement] = []
+        if candidate.extras:
+            deps.append(Requirement(f"{candidate.name}=={candidate.version}"))
+        if self.no_deps:
+            return deps
+        for req, marker in self._requires(candidate):
+            if marker is None:
+                if not candidate.extras:
+                    deps.append(req)
+                continue
+            if candidate.extras:
+                if not self._marker(marker, req, candidate, "") and any(
+                    self._marker(marker, req, candidate, extra) for extra in candidate.extras
+                ):
+                    deps.append(req)
+            elif self._marker(marker, req, candidate, ""):
+                deps.append(req)
+        return deps
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _marker(self, marker: str, req: Requirement, candidate: Candidate, extra: str) -> bool:
+        env = {**self.environment, "extra": extra}
+        target = self.source.options.target
+        supported = target.supported if target is not None else None
+        try:
+            return evaluate_marker(marker, env, candidate.variant, supported=supported)
+        except VariantError as exc:
+            raise DependencyError(
+                f"{candidate.link.filename}: the marker of dependency {req} cannot be "
+                f"evaluated: {exc}"
+            ) from exc
+
+    def _requires(self, candidate: Candidate) -> list[tuple[Requirement, str | None]]:
+        url = candidate.link.url
+        if url not in self._metadata:
+            raw = fetch_metadata(candidate.link, self.session)
+            message = email.parser.BytesParser().parsebytes(raw, headersonly=True)
+            meta_name = message.get("Name")
+            meta_version = message.get("Version")
+            if (meta_name and canonicalize_name(meta_name) != candidate.name) or (
+                meta_version and Version(meta_version) != candidate.version
+            ):
+                raise DependencyError(
+                    f"{candidate.link.filename}: its metadata says {meta_name} {meta_version}, "
+                    "which does not match the filename; refusing to use it."
+                )
+            self._requires_python[url] = message.get("Requires-Python")
+            self._metadata[url] = [
+                split_dependency(value, candidate.link.filename)
+                for value in message.get_all("Requires-Dist") or []
+            ]
+        return self._metadata[url]
+
+
+def split_dependency(value: str, source: str) -> tuple[Requirement, str | None]:
+    """A ``Requires-Dist`` value as (requirement without marker, marker text).
+
+    The marker is kept as text: variant markers are beyond what ``packaging`` parses, so it is
+    evaluated by :func:`evaluate_marker`."""
+    spec, sep, marker = value.partition(";")
+    try:
+        req = Requirement(spec.strip())
+    except InvalidRequirement as exc:
+        raise DependencyError(f"{source}: cannot parse the dependency {value!r}: {exc}.") from exc
+    return req, (marker.strip() or None) if sep else None

@@ -1,0 +1,163 @@
+"""What the user asked for: requirement strings, local wheel paths, requirement/constraint files.
+
+Requirement files take pip's core syntax: one PEP 508 requirement per line, ``#`` comments,
+backslash continuations, ``-r``/``--requirement`` and ``-c``/``--constraint`` (relative to the
+file), and per-requirement ``--hash=algo:digest`` options.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import NormalizedName, canonicalize_name
+
+from fitwheel.errors import FitwheelError
+
+
+class RequirementError(FitwheelError):
+    pass
+
+
+@dataclass(frozen=True)
+class UserRequirement:
+    requirement: Requirement
+    #: algorithm -> digests pinned with --hash
+    hashes: dict[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False)
+    #: a local wheel file given directly
+    wheel_path: Path | None = None
+    origin: str = "command line"
+
+    @property
+    def name(self) -> NormalizedName:
+        return canonicalize_name(self.requirement.name)
+
+
+@dataclass
+class UserInput:
+    requirements: list[UserRequirement] = field(default_factory=list)
+    constraints: list[UserRequirement] = field(default_factory=list)
+
+
+def _looks_like_wheel(text: str) -> bool:
+    if "@" in text or "://" in text or ";" in text:
+        return False
+    return text.endswith(".whl") and ("/" in text or Path(text).exists())
+
+
+def parse_line(text: str, origin: str, base: Path | None = None) -> UserRequirement:
+    """One requirement (``name[extra]>=1; marker``, optional ``--hash``es, or a wheel path)."""
+    parts = text.split(" --hash")
+    spec = parts[0].strip()
+    hashes: dict[str, set[str]] = {}
+    for item in parts[1:]:
+        value = item.strip().lstrip("=").strip()
+        algo, sep, digest = value.partition(":")
+        if not sep or not digest:
+            raise RequirementError(
+                f"{origin}: --hash must look like sha256:HEXDIGEST, not {value!r}."
+            )
+        hashes.setdefault(algo.lower(), set()).add(digest.lower())
+    frozen = {k: frozenset(v) for k, v in hashes.items()}
+    if _looks_like_wheel(spec):
+        path = Path(spec)
+        if base is not None and not path.is_absolute():
+            path = base / path
+        if not path.is_file():
+            raise RequirementError(f"{origin}: the wheel {path} does not exist.")
+        from fitwheel.variants.filenames import WheelFilename
+
+        wheel = WheelFilename.parse(path.name)
+        req = Requirement(f"{wheel.name}=={wheel.version}")
+        return UserRequirement(req, frozen, path.resolve(), origin)
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement as exc:
+        raise RequirementError(f"{origin}: {spec!r} is not a valid requirement: {exc}.") from exc
+    if req.url:
+        raise RequirementError(
+            f"{origin}: {spec!r} is a direct URL requirement; fitwheel installs from indexes, "
+            "find-links folders and local wheel paths."
+        )
+    return UserRequirement(req, frozen, None, origin)
+
+
+def _logical_lines(text: str) -> Iterable[tuple[int, str]]:
+    pending = ""
+    start = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw
+        if not pending:
+            start = number
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        line = pending + line
+        pending = ""
+        if line.lstrip().startswith("#"):
+            continue
+        line = line.split(" #", 1)[0].strip()
+        if line:
+            yield start, line
+    if pending.strip():
+        yield start, pending.strip()
+
+
+def read_file(
+    path: Path, into: UserInput, *, constraint: bool = False, seen: set[Path] | None = None
+) -> None:
+    seen = set() if seen is None else seen
+    resolved = path.resolve()
+    if resolved in seen:
+        return
+    seen.add(resolved)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RequirementError(
+            f"cannot read the requirements file {path}: {exc.strerror}."
+        ) from exc
+    for number, line in _logical_lines(text):
+        origin = f"{path}:{number}"
+        if line.startswith("-"):
+            words = shlex.split(line)
+            option, _, inline = words[0].partition("=")
+            value = inline or (words[1] if len(words) > 1 else "")
+            if option in ("-r", "--requirement", "-c", "--constraint"):
+                if not value:
+                    raise RequirementError(f"{origin}: {option} needs a file name.")
+                nested = path.parent / value
+                read_file(
+                    nested,
+                    into,
+                    constraint=constraint or option in ("-c", "--constraint"),
+                    seen=seen,
+                )
+                continue
+            raise RequirementError(
+                f"{origin}: the option {option} is not supported in requirement files; pass index "
+                "options on the command line."
+            )
+        req = parse_line(line, origin, path.parent)
+        (into.constraints if constraint else into.requirements).append(req)
+
+
+def collect(
+    requirements: Iterable[str], files: Iterable[str] = (), constraint_files: Iterable[str] = ()
+) -> UserInput:
+    out = UserInput()
+    for text in requirements:
+        out.requirements.append(parse_line(text, "command line", Path.cwd()))
+    for name in files:
+        read_file(Path(name), out)
+    for name in constraint_files:
+        read_file(Path(name), out, constraint=True)
+    for item in out.constraints:
+        if item.requirement.extras or item.wheel_path is not None:
+            raise RequirementError(
+                f"{item.origin}: a constraint names a version range only, not extras or files."
+            )
+    return out

@@ -1,0 +1,199 @@
+"""Resolve user requirements to a pinned set of wheels for one target.
+
+This wires :class:`CandidateSource` and :class:`Provider` into resolvelib, keeps a trace of the
+decisions, and refuses to quietly hand a machine with a GPU the build without GPU support: when
+a package offers builds for a device that is present and none fits, resolution fails with the
+device and the builds on offer (``allow_fallback`` accepts the plain build instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import Version
+
+from fitwheel.errors import FitwheelError
+from fitwheel.index.http import Session
+from fitwheel.platform.profile import Device
+from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
+from fitwheel.resolve.provider import Provider
+from fitwheel.resolve.requirements import UserInput
+
+
+class ResolutionError(FitwheelError):
+    pass
+
+
+class UnsupportedDeviceError(ResolutionError):
+    pass
+
+
+@dataclass
+class Resolution:
+    pins: list[Candidate]
+    requested: frozenset[NormalizedName]
+    traces: Mapping[tuple[NormalizedName, str], VersionTrace]
+    decisions: list[str] = field(default_factory=list)
+
+    def trace_of(self, candidate: Candidate) -> VersionTrace | None:
+        return self.traces.get((candidate.name, str(candidate.version)))
+
+
+def _reporter(lines: list[str]) -> Any:
+    from resolvelib import BaseReporter
+
+    class Reporter(BaseReporter):  # type: ignore[type-arg]
+        def pinning(self, candidate: Candidate) -> None:
+            lines.append(f"pinned {candidate}")
+
+        def rejecting_candidate(self, criterion: Any, candidate: Candidate) -> None:
+            causes = ", ".join(sorted({str(c.requirement) for c in criterion.information}))
+            lines.append(f"rejected {candidate}: conflicts with {causes}")
+
+    return Reporter()
+
+
+def resolve(
+    user: UserInput,
+    source: CandidateSource,
+    *,
+    session: Session | None,
+    environment: Mapping[str, str],
+    installed: Mapping[NormalizedName, Version] | None = None,
+    upgrade: bool = False,
+    no_deps: bool = False,
+    devices: Sequence[Device] = (),
+    allow_fallback: bool = False,
+) -> Resolution:
+    from resolvelib import Resolver
+    from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
+
+    constraints: dict[NormalizedName, SpecifierSet] = {}
+    for item in user.constraints:
+        spec = constraints.get(item.name, SpecifierSet())
+        constraints[item.name] = spec & item.requirement.specifier
+    requested = frozenset(item.name for item in user.requirements)
+    preferred = {
+        name: version
+        for name, version in (installed or {}).items()
+        if not (upgrade and name in requested)
+    }
+    provider = Provider(
+        source,
+        session,
+        environment,
+        constraints=constraints,
+        no_deps=no_deps,
+        user_requested=requested,
+        preferred=preferred,
+    )
+    decisions: list[str] = []
+    roots: list[Requirement] = []
+    for item in user.requirements:
+        marker = item.requirement.marker
+        if marker is not None and not marker.evaluate({**environment, "extra": ""}):
+            decisions.append(f"skipped {item.requirement}: its marker is false here")
+            continue
+        req = Requirement(str(item.requirement))
+        req.marker = None
+        roots.append(req)
+    resolver: Resolver[Requirement, Candidate, str] = Resolver(provider, _reporter(decisions))
+    try:
+        result = resolver.resolve(roots, max_rounds=2000)
+    except ResolutionImpossible as exc:
+        raise ResolutionError(_impossible_message(exc, source)) from None
+    except ResolutionTooDeep as exc:
+        raise ResolutionError(
+            f"the requirements could not be resolved within {exc.round_count} rounds; "
+            "pin some versions to help."
+        ) from None
+    pins = [c for key, c in result.mapping.items() if "[" not in key]
+    pins.sort(key=lambda c: c.name)
+    resolution = Resolution(pins, requested, source.traces, decisions)
+    if not allow_fallback:
+        check_gpu_fallback(resolution, devices)
+    return resolution
+
+
+def _impossible_message(exc: Any, source: CandidateSource) -> str:
+    parts = []
+    for cause in exc.causes:
+        req = cause.requirement
+        name = canonicalize_name(req.name)
+        parent = f" (needed by {cause.parent.name} {cause.parent.version})" if cause.parent else ""
+        available = sorted(
+            {str(c.version) for c in source.candidates(name)}, key=Version, reverse=True
+        )
+        offer = (
+            ", ".join(available[:8]) if available else "no wheel for this interpreter and platform"
+        )
+        forced = source.options.forced.get(name)
+        if forced is not None:
+            offer += f" (--variant {name}={forced} allows only that label)"
+        parts.append(f"{req}{parent}: available {offer}")
+    why = "; ".join(dict.fromkeys(parts))
+    return (
+        f"no set of versions satisfies the requirements: {why}. Loosen a pin, add an index, "
+        "or pass --pre for pre-releases."
+    )
+
+
+def gpu_namespaces(devices: Sequence[Device]) -> dict[str, list[Device]]:
+    out: dict[str, list[Device]] = {}
+    for dev in devices:
+        for ns in {dev.vendor, *dev.properties}:
+            out.setdefault(ns, []).append(dev)
+    return out
+
+
+def _describe(dev: Device) -> str:
+    bits = [f"{dev.vendor} device {dev.index}"]
+    if dev.name:
+        bits.append(dev.name)
+    feats = ", ".join(
+        f"{f} {'/'.join(v[:2])}" for fs in dev.properties.values() for f, v in fs.items()
+    )
+    if feats:
+        bits.append(feats)
+    return " (".join(bits[:1]) + (" (" + "; ".join(bits[1:]) + ")" if len(bits) > 1 else "")
+
+
+def check_gpu_fallback(resolution: Resolution, devices: Sequence[Device]) -> None:
+    """Fail when a package offers GPU builds for a device that is present and a build without GPU
+    support was chosen because none of them fits."""
+    by_ns = gpu_namespaces(devices)
+    if not by_ns:
+        return
+    for cand in resolution.pins:
+        trace = resolution.trace_of(cand)
+        if trace is None or trace.info is None or trace.forced:
+            continue
+        if cand.variant is not None and not cand.variant.is_null:
+            continue
+        offered = {
+            label: desc
+            for label, desc in trace.info.variants.items()
+            if desc.namespaces & by_ns.keys()
+        }
+        if not offered or offered.keys() & set(trace.ordered):
+            # nothing for these GPUs, or a fitting build exists and lost for other reasons
+            continue
+        namespaces = sorted({ns for d in offered.values() for ns in d.namespaces} & by_ns.keys())
+        present = "; ".join(_describe(d) for ns in namespaces for d in by_ns[ns])
+        reasons = "; ".join(
+            f"{label}: {trace.rejected.get(label, 'no wheel for this interpreter and platform')}"
+            for label in offered
+        )
+        chosen = cand.label or "the non-variant wheel"
+        raise UnsupportedDeviceError(
+            f"{cand.name} {cand.version} publishes builds for {', '.join(namespaces)} GPUs, but "
+            f"none runs on the GPU here ({present}). Builds offered: {reasons}. Installing "
+            f"{chosen} would leave the GPU unused. Pass --allow-fallback to install it anyway, "
+            "--variant "
+            f"{cand.name}=LABEL to force a build, or pin a version that supports this GPU."
+        )

@@ -1,0 +1,93 @@
+import os
+from pathlib import Path
+
+import pytest
+
+from fitwheel.index.config import (
+    ConfigError,
+    default_index_url,
+    load_index_config,
+    pip_config_files,
+)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_cli_beats_env_beats_files(tmp_path: Path) -> None:
+    conf = write(
+        tmp_path / "pip.conf",
+        "[global]\nindex-url = http://file/simple\n"
+        "extra-index-url = http://e1/simple\n  http://e2/simple\n",
+    )
+    env = {"PIP_CONFIG_FILE": str(conf)}
+    cfg = load_index_config(env=env, files=[conf])
+    assert cfg.index_url == "http://file/simple"
+    assert cfg.extra_index_urls == ("http://e1/simple", "http://e2/simple")
+    assert cfg.origins["index-url"].startswith(str(conf))
+
+    env["PIP_INDEX_URL"] = "http://env/simple"
+    cfg = load_index_config(env=env, files=[conf])
+    assert cfg.index_url == "http://env/simple"
+    assert cfg.origins["index-url"] == "PIP_INDEX_URL"
+
+    cfg = load_index_config(index_url="http://cli/simple", env=env, files=[conf])
+    assert cfg.index_url == "http://cli/simple"
+    assert cfg.index_urls == ("http://cli/simple", "http://e1/simple", "http://e2/simple")
+
+
+def test_install_section_overrides_global_and_later_files_win(tmp_path: Path) -> None:
+    user = write(tmp_path / "user.conf", "[global]\nindex-url = http://user/simple\n")
+    site = write(
+        tmp_path / "site.conf",
+        "[global]\nindex-url = http://site/simple\n[install]\nfind-links = /wheels\n",
+    )
+    cfg = load_index_config(env={}, files=[user, site])
+    assert cfg.index_url == "http://site/simple"
+    assert cfg.find_links == ("/wheels",)
+    both = write(
+        tmp_path / "both.conf",
+        "[install]\nindex-url = http://install/simple\n"
+        "[global]\nindex-url = http://global/simple\n",
+    )
+    assert load_index_config(env={}, files=[both]).index_url == "http://install/simple"
+
+
+def test_no_index_keeps_find_links(tmp_path: Path) -> None:
+    cfg = load_index_config(
+        no_index=True, find_links=["/w"], env={"PIP_INDEX_URL": "http://x/"}, files=[]
+    )
+    assert cfg.index_url is None and cfg.index_urls == ()
+    assert cfg.find_links == ("/w",)
+    cfg = load_index_config(env={"PIP_NO_INDEX": "true", "PIP_FIND_LINKS": "/a /b"}, files=[])
+    assert cfg.index_urls == () and cfg.find_links == ("/a", "/b")
+
+
+def test_default_index_comes_from_installed_pip() -> None:
+    pip_models = pytest.importorskip("pip._internal.models.index")
+    cfg = load_index_config(env={}, files=[])
+    assert cfg.index_url == pip_models.PyPI.simple_url == default_index_url()
+    assert cfg.origins["index-url"] == "pip's default"
+
+
+def test_config_file_order_is_pips(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_DIRS": "/etc/xdg", "PIP_CONFIG_FILE": "/x/pip.conf"}
+    files = pip_config_files(env, site_prefix="/venv")
+    assert files == [
+        Path("/etc/xdg/pip/pip.conf"),
+        Path("/etc/pip.conf"),
+        tmp_path / ".pip" / "pip.conf",
+        tmp_path / ".config" / "pip" / "pip.conf",
+        Path("/venv/pip.conf"),
+        Path("/x/pip.conf"),
+    ]
+    assert pip_config_files({"PIP_CONFIG_FILE": os.devnull}) == []
+
+
+def test_unreadable_config_is_a_clean_error(tmp_path: Path) -> None:
+    bad = write(tmp_path / "pip.conf", "index-url = no section\n")
+    with pytest.raises(ConfigError, match=r"pip\.conf"):
+        load_index_config(env={}, files=[bad])

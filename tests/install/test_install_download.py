@@ -1,0 +1,82 @@
+import hashlib
+from pathlib import Path
+
+import pytest
+from fwtestkit import make_wheel, serve, sha256_of
+
+from fitwheel.index.http import HttpError, Session
+from fitwheel.install.download import Downloader, DownloadItem, HashMismatchError
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    folder = tmp_path / "files"
+    for i in range(6):
+        make_wheel(folder, f"p{i}", "1.0")
+    return folder
+
+
+def items(folder: Path, url: str, *, with_hash: bool = True) -> list[DownloadItem]:
+    out = []
+    for wheel in sorted(folder.glob("*.whl")):
+        hashes = {"sha256": frozenset({sha256_of(wheel)})} if with_hash else {}
+        out.append(DownloadItem(wheel.name, f"{url}/{wheel.name}", hashes))
+    return out
+
+
+def test_parallel_downloads_land_in_the_cache_and_are_reused(tmp_path: Path, files: Path) -> None:
+    with serve(files) as (url, state):
+        downloader = Downloader(Session(retries=0, env={}), tmp_path / "cache", jobs=3)
+        seen: dict[str, int] = {}
+        done = downloader.fetch_all(
+            items(files, url), lambda name, n: seen.update({name: seen.get(name, 0) + n})
+        )
+        assert [d.item.filename for d in done] == sorted(p.name for p in files.glob("*.whl"))
+        for d in done:
+            assert d.path.read_bytes() == (files / d.item.filename).read_bytes()
+            assert d.path.is_relative_to(tmp_path / "cache") and not d.from_cache
+            assert seen[d.item.filename] == d.path.stat().st_size
+        first = len(state.requests)
+        again = downloader.fetch_all(items(files, url))
+        assert all(d.from_cache for d in again)
+        assert len(state.requests) == first, "known hashes found in the cache are not fetched"
+        assert not list((tmp_path / "cache" / "tmp").iterdir())
+
+
+def test_hash_mismatch_fails_and_leaves_no_file(tmp_path: Path, files: Path) -> None:
+    with serve(files) as (url, _):
+        bad = items(files, url)[2]
+        bad = DownloadItem(bad.filename, bad.url, {"sha256": frozenset({"0" * 64})})
+        downloader = Downloader(Session(retries=0, env={}), tmp_path / "cache")
+        with pytest.raises(HashMismatchError, match=bad.filename):
+            downloader.fetch(bad)
+        assert not [p for p in (tmp_path / "cache").rglob("*.whl")]
+        assert not list((tmp_path / "cache" / "tmp").iterdir())
+
+
+def test_any_of_several_pinned_hashes_is_accepted_and_other_algorithms_checked(
+    tmp_path: Path, files: Path
+) -> None:
+    wheel = sorted(files.glob("*.whl"))[0]
+    data = wheel.read_bytes()
+    item = DownloadItem(
+        wheel.name,
+        wheel.as_uri(),
+        {
+            "sha256": frozenset({"f" * 64, hashlib.sha256(data).hexdigest()}),
+            "sha512": frozenset({hashlib.sha512(data).hexdigest()}),
+        },
+    )
+    done = Downloader(None, tmp_path / "cache").fetch(item)
+    assert done.path == wheel  # a local file is used in place
+    with pytest.raises(HashMismatchError):
+        Downloader(None, tmp_path / "cache").fetch(
+            DownloadItem(wheel.name, wheel.as_uri(), {"sha512": frozenset({"0" * 128})})
+        )
+
+
+def test_first_failure_is_raised(tmp_path: Path, files: Path) -> None:
+    with serve(files, fail={"/p3-1.0-py3-none-any.whl": 404}) as (url, _):
+        downloader = Downloader(Session(retries=0, env={}), tmp_path / "cache", jobs=4)
+        with pytest.raises(HttpError, match=r"p3-1\.0"):
+            downloader.fetch_all(items(files, url, with_hash=False))

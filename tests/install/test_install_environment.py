@@ -1,0 +1,45 @@
+import os
+from pathlib import Path
+
+import pytest
+from fwtestkit import make_venv
+from packaging.tags import Tag
+
+from fitwheel.install.environment import EnvironmentError_, find_interpreter, inspect_environment
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_venv(tmp_path_factory.mktemp("env") / "venv")
+
+
+def test_venv_folder_or_interpreter_or_active_env(venv: Path) -> None:
+    python = str(venv / "bin" / "python")
+    assert find_interpreter(str(venv), {}) == python
+    assert find_interpreter(python, {}) == python
+    assert find_interpreter(None, {"VIRTUAL_ENV": str(venv)}) == python
+    with pytest.raises(EnvironmentError_, match="--python"):
+        find_interpreter(None, {})
+    with pytest.raises(EnvironmentError_, match="does not exist"):
+        find_interpreter(str(venv / "nope"), {})
+    with pytest.raises(EnvironmentError_, match="not a virtual environment"):
+        find_interpreter(str(venv / "lib"), {})
+
+
+def test_inspection_describes_the_target(venv: Path, tmp_path: Path) -> None:
+    env = inspect_environment(str(venv), {}, cache_dir=tmp_path / "envs")
+    assert env.prefix == venv.resolve() or env.prefix == venv
+    assert env.is_venv
+    assert Path(env.scheme["purelib"]).is_relative_to(env.prefix)
+    assert Path(env.scheme["scripts"]) == env.prefix / "bin"
+    assert Tag("py3", "none", "any") in env.tags
+    assert env.tags.index(Tag("py3", "none", "any")) > 0  # specific tags first
+    assert env.markers["python_version"] == ".".join(env.python_version.split(".")[:2])
+    assert env.installed() == {} or all(env.installed())
+    # the second look comes from the cache: same answer, and it follows the venv if it changes
+    assert inspect_environment(str(venv), {}, cache_dir=tmp_path / "envs") == env
+    assert len(list((tmp_path / "envs").iterdir())) == 1
+    cfg = venv / "pyvenv.cfg"
+    os.utime(cfg, ns=(cfg.stat().st_atime_ns, cfg.stat().st_mtime_ns + 10**9))
+    inspect_environment(str(venv), {}, cache_dir=tmp_path / "envs")
+    assert len(list((tmp_path / "envs").iterdir())) == 2
