@@ -71,7 +71,7 @@ def _variantlib_inputs(info: Any, supported: Any) -> dict[str, Any]:
     vdescs = [
         VariantDescription(
             [VariantProperty(p.namespace, p.feature, p.value) for p in d.properties],
-            label=d.label,
+            label="null" if d.is_null else d.label,
         )
         for d in info.variants.values()
     ]
@@ -102,7 +102,12 @@ def _variantlib_inputs(info: Any, supported: Any) -> dict[str, Any]:
     }
 
 
+def _no_abi_dependency(supported: list[Any], namespace_priorities: list[str]) -> None:
+    namespace_priorities.append("abi_dependency")
+
+
 def in_process() -> None:
+    from variantlib.resolver import lib as vl_lib
     from variantlib.resolver.lib import sort_and_filter_supported_variants
 
     from fitwheel.platform.profile import load_profile
@@ -115,7 +120,7 @@ def in_process() -> None:
         path = FIXTURES / f"{stem}-variants.json"
         info = loads_variant_info(path.read_bytes(), str(path), kind="index")
         kwargs = _variantlib_inputs(info, profile.properties)
-        ours = order_variants(info, target).labels
+        ours = ["null" if d.is_null else d.label for d in order_variants(info, target).ordered]
         theirs = [d.label for d in sort_and_filter_supported_variants(**kwargs)]
         if ours != theirs:
             raise AssertionError(f"{stem}: fitwheel {ours} != variantlib {theirs}")
@@ -126,11 +131,23 @@ def in_process() -> None:
                 **{**kwargs, "vdescs": list(kwargs["vdescs"])}
             )
 
+        def run_variantlib_core(kwargs: dict[str, Any] = kwargs) -> object:
+            # Most of variantlib's time goes to its abi_dependency injection, which lists every
+            # distribution installed in the running interpreter. This peer skips that step, to
+            # show the ratio of the filter-and-order algorithm alone.
+            original = vl_lib.inject_abi_dependency
+            vl_lib.inject_abi_dependency = _no_abi_dependency
+            try:
+                return run_variantlib(kwargs)
+            finally:
+                vl_lib.inject_abi_dependency = original
+
         compare(
             f"select {stem} on an H100 (in process)",
             [
                 Case.func("fitwheel order_variants", lambda i=info: order_variants(i, target)),
                 Case.func("variantlib resolver", run_variantlib),
+                Case.func("variantlib, no abi scan", run_variantlib_core),
             ],
             repeat=40,
         )
@@ -143,6 +160,9 @@ def whole_process() -> None:
     source = FIXTURES / "torch-2.9.0-variants.json"
     info = loads_variant_info(source.read_bytes(), str(source), kind="index")
     bindir = Path(sys.executable).parent
+    # Both peers run as installed programs do, with their bytecode cached (a shell that sets
+    # PYTHONDONTWRITEBYTECODE would otherwise make the editable fitwheel recompile every run).
+    env = {"PYTHONDONTWRITEBYTECODE": ""}
     fitwheel = bindir / "fitwheel"
     with tempfile.TemporaryDirectory(prefix="fw-bench-select-") as tmp:
         converted = Path(tmp) / "torch-2.9.0-variants.json"
@@ -155,10 +175,12 @@ def whole_process() -> None:
                 Case.command(
                     "fitwheel select",
                     [str(fitwheel), "select", str(source), "--profile", str(PROFILE), "--json"],
+                    env=env,
                 ),
                 Case.command(
                     "python -c variantlib",
                     [sys.executable, "-c", VARIANTLIB_SCRIPT, str(converted), str(PROFILE)],
+                    env=env,
                 ),
             ],
             repeat=15,

@@ -174,6 +174,22 @@ def test_cpu_machine_gets_the_null_builds(tmp_path: Path, server: str, venv: Pat
         check=True,
     ).stdout
     assert "nvidia-runtime" not in listed
+    again = fitwheel(
+        tmp_path,
+        "torchvision",
+        "--index-url",
+        f"{server}/simple/",
+        "--python",
+        str(venv),
+        "--profile",
+        profile(tmp_path, CPU),
+    )
+    assert again.returncode == 0, again.stderr
+    assert (
+        "Already installed: filelock 1.0, torch 2.9.0 [null], torchvision 0.24.0 [null]"
+        in again.stdout
+    )
+    assert "Installed:" not in again.stdout
 
 
 def test_unsupported_gpu_fails_loudly_and_changes_nothing(

@@ -59,3 +59,26 @@ def test_remote_find_links_page(tmp_path: Path) -> None:
         finder = Finder(IndexConfig(None, (), (f"{url}/links.html",)), Session(retries=0, env={}))
         (link,) = finder.links("delta")
         assert link.url == f"{url}/delta-1.0-py3-none-any.whl"
+
+
+def test_file_index_with_pages_or_plain_folders(tmp_path: Path) -> None:
+    from fwtestkit import build_simple_index
+
+    make_wheel(tmp_path / "w", "paged", "1.0")
+    make_wheel(tmp_path / "w", "paged", "2.0")
+    simple = build_simple_index(tmp_path / "w", tmp_path / "site")
+    (simple / "loose").mkdir()
+    make_wheel(simple / "loose", "loose", "0.1")
+    finder = Finder(IndexConfig(simple.as_uri() + "/"))
+    paged = finder.links("Paged")
+    assert sorted(link.filename for link in paged) == [
+        "paged-1.0-py3-none-any.whl",
+        "paged-2.0-py3-none-any.whl",
+    ]
+    assert all(link.url.startswith((tmp_path / "site" / "files").as_uri()) for link in paged)
+    assert all(link.sha256 for link in paged)
+    assert b"Name: paged" in fetch_metadata(paged[0], None)
+    assert [link.filename for link in finder.links("loose")] == ["loose-0.1-py3-none-any.whl"]
+    assert finder.links("absent") == []
+    with pytest.raises(FindLinksError, match="does not exist"):
+        Finder(IndexConfig((tmp_path / "nope").as_uri())).links("paged")

@@ -230,3 +230,32 @@ def test_sysroot_never_uses_the_cache(tmp_path: Path, machine: Path) -> None:
         assert result.cache == "off"
     assert provider.calls == 2
     assert not (tmp_path / "c").exists()
+
+
+def test_a_cache_hit_loads_no_provider(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    if not Path("/proc/sys/kernel/random/boot_id").exists():
+        pytest.skip("this machine has no boot id")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FITWHEEL_")}
+    env["FITWHEEL_CACHE_DIR"] = str(tmp_path / "cache")
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    code = (
+        "import sys\n"
+        "from fitwheel.platform.detect import detect\n"
+        "from fitwheel.platform.probe import Probe\n"
+        "d = detect(Probe())\n"
+        "loaded = sorted(m for m in sys.modules if m in {"
+        "'fitwheel.platform.x86_64', 'fitwheel.platform.aarch64', 'fitwheel.platform.libc'})\n"
+        "print(d.cache, loaded)\n"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        ).stdout.split(" ", 1)
+        for _ in range(2)
+    ]
+    assert runs[0][0] == "miss" and runs[0][1].strip() != "[]"
+    assert runs[1][0] == "hit" and runs[1][1].strip() == "[]"

@@ -224,7 +224,7 @@ def test_run_query_turns_a_broken_recording_into_an_error(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"), [(None, 5.0), ("", 5.0), ("2.5", 2.5), ("nope", 5.0), ("-1", 5.0)]
+    ("value", "expected"), [(None, 2.5), ("", 2.5), ("0.5", 0.5), ("nope", 2.5), ("-1", 2.5)]
 )
 def test_timeout_from_env(value: str | None, expected: float) -> None:
     assert timeout_from_env(value) == expected

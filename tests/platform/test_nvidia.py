@@ -473,6 +473,7 @@ def test_nvml_capability_failure_on_an_unknown_gpu_leaves_out_sm_arch() -> None:
     assert r.properties["cuda_version_lower_bound"][0] == "12.8"
     assert devices(r) == [(0, "10de:ffff", "NVIDIA Future GPU", None, "0000:01:00.0")]
     assert r.devices[0].properties == {}
+    assert "GPU 0 (10de:ffff): compute capability unknown" in r.capabilities["notes"]
 
 
 def test_nvml_driver_not_loaded_means_absent() -> None:
@@ -667,6 +668,7 @@ def test_garbage_never_crashes(
         r = nvidia.detect(Probe.for_sysroot(root, env))
     assert r.status in ("ok", "absent", "unknown")
     assert r.status == "ok" or r.reason
+    assert not r.reason.startswith("unexpected")  # handled, not caught by the safety net
     for values in r.properties.values():
         for value in values:
             check_value(value)

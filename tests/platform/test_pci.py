@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -136,3 +138,26 @@ def test_parse_hex(text: str | None, bits: int, value: int | None) -> None:
 )
 def test_normalise_address(text: str, address: str | None) -> None:
     assert pci.normalise_address(text) == address
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        if path.is_symlink():
+            out[rel] = "-> " + os.readlink(path)
+        elif path.is_file():
+            out[rel] = path.read_bytes().hex()
+    return out
+
+
+def test_committed_trees_are_what_build_py_writes(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("machines_build", MACHINES / "build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.build(tmp_path)
+    built = sorted(p.name for p in tmp_path.iterdir())
+    assert len(built) == 14
+    for name in built:
+        assert _snapshot(tmp_path / name) == _snapshot(MACHINES / name), name

@@ -6,6 +6,9 @@ import hashlib
 import html.parser
 import json
 import os
+import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -241,3 +244,26 @@ def test_output_inside_wheel_dir_is_not_indexed(tmp_path: Path) -> None:
     build_index(wheels, wheels / "index")
     report = build_index(wheels, wheels / "index")
     assert report.wheels == 1
+
+
+def test_variants_json_matches_variantlib_generate_index_json(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    _demo_wheels(wheels)
+    build_index(wheels, tmp_path / "index")
+    peer_dir = tmp_path / "peer"
+    shutil.copytree(wheels, peer_dir)
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "variantlib"),
+            "generate-index-json",
+            "-d",
+            str(peer_dir),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    theirs = json.loads((peer_dir / "demo_pkg-1.0-variants.json").read_text())
+    ours = json.loads((tmp_path / "index/files/demo-pkg/demo_pkg-1.0-variants.json").read_text())
+    theirs.pop("$schema")
+    ours.pop("$schema")
+    assert ours == theirs

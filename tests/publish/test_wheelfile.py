@@ -11,7 +11,6 @@ import pytest
 from publish_kit import make_wheel, record_hash
 
 from fitwheel.errors import FitwheelError
-from fitwheel.publish import make as make_module
 from fitwheel.publish.config import VariantConfig
 from fitwheel.publish.make import make_variant, strip_variant
 from fitwheel.publish.wheelfile import (
@@ -213,21 +212,19 @@ def test_interrupted_make_leaves_nothing(
     wheel = make_wheel(tmp_path, files={f"pkg/m{i}.py": b"x = 1\n" * 100 for i in range(20)})
     from fitwheel.publish import wheelfile
 
-    real = wheelfile._copy_raw
-    calls = 0
+    real = wheelfile._copy_run
+    copied: list[int] = []
 
-    def flaky(*args: object, **kwargs: object) -> None:
-        nonlocal calls
-        calls += 1
-        if calls == 10:
-            raise KeyboardInterrupt
+    def interrupted(*args: object, **kwargs: object) -> None:
         real(*args, **kwargs)  # type: ignore[arg-type]
+        copied.append(1)
+        raise KeyboardInterrupt  # as if Ctrl-C arrived after some bytes were written
 
-    monkeypatch.setattr(wheelfile, "_copy_raw", flaky)
+    monkeypatch.setattr(wheelfile, "_copy_run", interrupted)
     with pytest.raises(KeyboardInterrupt):
         make_variant(wheel, PROP, config, out_dir=out)
+    assert copied == [1]
     assert list(out.iterdir()) == []
-    assert make_module is not None
 
 
 def test_strip_refuses_plain_wheel(tmp_path: Path, out: Path) -> None:

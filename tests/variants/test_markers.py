@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +14,7 @@ from strategies import variant_descriptions
 
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.markers import (
+    evaluate_environment_marker,
     evaluate_marker,
     parse_marker,
     variant_marker_environment,
@@ -200,3 +203,73 @@ def test_membership_matches_the_declared_properties(
         prop.feature_key not in variant.features
     )
     assert evaluate_marker(f'variant_label == "{variant.label}"', None, variant)
+
+
+# --- plain markers (provider enable-if) ---------------------------------------------------------
+
+_names = st.sampled_from(
+    ["platform_system", "sys_platform", "platform_machine", "os_name", "implementation_name"]
+)
+_words = st.sampled_from(["Linux", "linux", "Windows", "win32", "x86_64", "arm", "aarch64", ""])
+_ops = st.sampled_from(["==", "!=", "in", "not in", "not  in"])
+
+
+@st.composite
+def _clauses(draw: st.DrawFn) -> str:
+    name, op, word = draw(_names), draw(_ops), draw(_words)
+    quote = draw(st.sampled_from(["'", '"']))
+    literal = f"{quote}{word}{quote}"
+    gap = draw(st.sampled_from(["", " ", "  "])) if op in ("==", "!=") else " "
+    if draw(st.booleans()):
+        return f"{name}{gap}{op}{gap}{literal}"
+    return f"{literal}{gap}{op}{gap}{name}"
+
+
+@st.composite
+def _plain_markers(draw: st.DrawFn) -> str:
+    clauses = draw(st.lists(_clauses(), min_size=1, max_size=4))
+    text = clauses[0]
+    for clause in clauses[1:]:
+        text += f" {draw(st.sampled_from(['and', 'or']))} {clause}"
+    if draw(st.integers(0, 5)) == 0:
+        text = f"({text}) and python_version >= '3'"  # outside the direct subset
+    return text
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(_plain_markers(), st.dictionaries(_names, _words))
+def test_environment_markers_agree_with_packaging(text: str, env: dict[str, str]) -> None:
+    assert evaluate_environment_marker(text, env) is Marker(text).evaluate(env)
+
+
+def test_environment_markers_of_published_files():
+    linux = "platform_system == 'Linux' or platform_system == 'Windows'"
+    assert evaluate_environment_marker(linux, {"platform_system": "Linux"})
+    assert not evaluate_environment_marker(linux, {"platform_system": "Darwin"})
+    arm = "platform_machine == 'aarch64' or 'arm' in platform_machine"
+    assert evaluate_environment_marker(arm, {"platform_machine": "armv7l"})
+    assert not evaluate_environment_marker(arm, {"platform_machine": "x86_64"})
+    # Names the target does not give take the running interpreter's values.
+    here = "sys_platform == 'linux' or sys_platform != 'linux'"
+    assert evaluate_environment_marker(here, {})
+    assert evaluate_environment_marker("python_version >= '3'", None)
+
+
+@pytest.mark.parametrize("text", ["platform_system ==", "platform_system = 'Linux'", ""])
+def test_invalid_environment_markers_are_format_errors(text: str) -> None:
+    with pytest.raises(VariantFormatError, match="not a valid environment marker"):
+        evaluate_environment_marker(text, {"platform_system": "Linux"})
+
+
+def test_simple_environment_markers_need_no_marker_parser() -> None:
+    # Provider conditions are evaluated on every selection; the common forms must not pay for
+    # loading packaging's marker machinery.
+    script = (
+        "import sys\n"
+        "from fitwheel.variants.markers import evaluate_environment_marker as e\n"
+        "m = \"platform_system == 'Linux' or platform_system == 'Windows'\"\n"
+        "assert e(m, {'platform_system': 'Linux'})\n"
+        "print(sorted(n for n in sys.modules if n.startswith('packaging')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

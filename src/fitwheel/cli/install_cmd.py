@@ -89,6 +89,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="interpreter or virtual environment to install into (default: the "
         "active virtual environment)",
     )
+    target.add_argument(
+        "--break-system-packages",
+        action="store_true",
+        help="install into an interpreter that the operating system manages (PEP 668)",
+    )
     from fitwheel.cli._targets import add_target_arguments
 
     add_target_arguments(parser)
@@ -266,6 +271,7 @@ def run(args: argparse.Namespace) -> int:
         compile_bytecode=args.compile,
         jobs=args.jobs,
         no_cache=args.no_cache_dir,
+        break_system_packages=args.break_system_packages,
         link_mode=args.link_mode,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
     )
@@ -278,6 +284,8 @@ def run(args: argparse.Namespace) -> int:
             )
     else:
         outcome = run_install(request, target=target, profile=profile, notice=sys.stderr)
+    for warning in outcome.warnings:
+        print(f"fitwheel: warning: {warning}", file=sys.stderr)
     if args.explain:
         print("\n".join(explain_lines(outcome, profile, description)))
         for line in outcome.resolution.decisions:

@@ -63,16 +63,37 @@ def _truthy(value: str) -> bool:
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
-def default_index_url() -> str:
-    """pip's default index, read from the installed pip (never written here)."""
+_ASK_PIP = "from pip._internal.models.index import PyPI; print(PyPI.simple_url)"
+
+
+def default_index_url(interpreter: str | None = None) -> str:
+    """pip's default index, read from an installed pip (never written here): the pip next to
+    fitwheel, else the target interpreter's."""
     try:
         from pip._internal.models.index import PyPI  # type: ignore[import-not-found,unused-ignore]
-    except ImportError as exc:
-        raise ConfigError(
-            "no index URL is configured and pip is not installed to tell the default one: "
-            "pass --index-url URL, set PIP_INDEX_URL, or use --no-index --find-links DIR."
-        ) from exc
-    return str(PyPI.simple_url)
+
+        return str(PyPI.simple_url)
+    except ImportError:
+        pass
+    if interpreter is not None:
+        import subprocess
+
+        try:
+            out = subprocess.run(
+                [interpreter, "-I", "-c", _ASK_PIP],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=60,
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        if out.startswith(("http://", "https://")):
+            return out
+    raise ConfigError(
+        "no index URL is configured and no installed pip tells the default one: "
+        "pass --index-url URL, set PIP_INDEX_URL, or use --no-index --find-links DIR."
+    )
 
 
 def load_index_config(
@@ -84,6 +105,7 @@ def load_index_config(
     env: Mapping[str, str] | None = None,
     site_prefix: str | None = None,
     files: Sequence[Path] | None = None,
+    interpreter: str | None = None,
 ) -> IndexConfig:
     """Merge pip's config files, the environment and the flags (``None``/empty: not given)."""
     env = os.environ if env is None else env
@@ -123,7 +145,7 @@ def load_index_config(
     if primary:
         url = primary[-1]
     else:
-        url = default_index_url()
+        url = default_index_url(interpreter)
         origins["index-url"] = "pip's default"
     extras = tuple(settings.get("extra-index-url", ([], ""))[0])
     return IndexConfig(url, extras, links, origins)

@@ -9,14 +9,13 @@ silently falls back from one index to another.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
 from fitwheel.errors import FitwheelError
 from fitwheel.index.config import IndexConfig
-from fitwheel.index.findlinks import folder_links, local_path
+from fitwheel.index.findlinks import FindLinksError, folder_links, local_path
 from fitwheel.index.http import HttpError, Session
 from fitwheel.index.simple import (
     ACCEPT,
@@ -88,6 +87,9 @@ class Finder:
                 return self._pages[key]
         links: list[Link] = []
         for index_url in self.config.index_urls:
+            if index_url.startswith("file:"):
+                links += self._local_index(index_url, key)
+                continue
             session = self._require_session()
             url = project_url(index_url, key)
             resp = session.get(url, accept=ACCEPT, what=f"project page of {key}", allow_404=True)
@@ -99,6 +101,25 @@ class Finder:
         with self._lock:
             self._pages[key] = links
         return links
+
+    def _local_index(self, index_url: str, key: str) -> list[Link]:
+        """A simple index in a folder (``file://``): ``{project}/index.html`` pages, or, as pip
+        reads them, plain folders of files."""
+        root = local_path(index_url)
+        assert root is not None
+        if not root.is_dir():
+            raise FindLinksError(f"the index folder {root} ({index_url}) does not exist.")
+        folder = root / key
+        page = folder / "index.html"
+        if page.is_file():
+            try:
+                text = page.read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                raise FindLinksError(f"cannot read {page}: {exc.strerror}.") from exc
+            return parse_html(text, folder.as_uri() + "/")
+        if folder.is_dir():
+            return [link for link in folder_links(folder) if _project_of(link.filename) == key]
+        return []
 
     def variants_json_link(self, name: str, version: str) -> Link | None:
         """The ``{name}-{version}-variants.json`` link for a release, found by filename."""
@@ -144,7 +165,3 @@ def _project_of(filename: str) -> str | None:
         if filename.endswith(suffix):
             return canonicalize_name(filename[: -len(suffix)].rsplit("-", 1)[0])
     return None
-
-
-def all_links(finder: Finder, names: Sequence[str]) -> dict[str, list[Link]]:
-    return {canonicalize_name(n): finder.links(n) for n in names}

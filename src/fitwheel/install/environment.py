@@ -37,7 +37,7 @@ print(json.dumps({
     "executable": sys.executable,
     "prefix": sys.prefix,
     "base_prefix": sys.base_prefix,
-    "paths": {k: paths[k] for k in ("purelib", "platlib", "scripts", "data", "include")},
+    "paths": {k: paths[k] for k in ("purelib", "platlib", "scripts", "data", "include", "stdlib")},
     "version": list(sys.version_info[:3]),
     "cache_tag": impl.cache_tag,
     "soabi": sysconfig.get_config_var("SOABI"),
@@ -74,6 +74,8 @@ class TargetEnvironment:
     cache_tag: str | None
     tags: tuple[packaging_tags.Tag, ...] = field(repr=False, default=())
     is_venv: bool = True
+    #: PEP 668: the distribution manages this interpreter's packages
+    externally_managed: bool = False
 
     @property
     def site_dirs(self) -> list[str]:
@@ -226,6 +228,9 @@ def inspect_environment(
         cache_tag=data.get("cache_tag"),
         tags=_compute_tags(data),
         is_venv=data["prefix"] != data["base_prefix"],
+        externally_managed=data["prefix"] == data["base_prefix"]
+        and bool(paths.get("stdlib"))
+        and (Path(paths["stdlib"]) / "EXTERNALLY-MANAGED").exists(),
     )
 
 

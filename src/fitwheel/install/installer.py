@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +98,7 @@ def install_wheels(
         txn = Transaction(env.prefix)
         numbers = itertools.count()
         try:
-            placed: dict[Path, Path] = {}
+            placed: dict[str, str] = {}
             for wheel in wheels:
                 scheme = {**env.scheme, "headers": _headers_scheme(env, wheel.name)}
                 destination = StagingDestination(
@@ -133,11 +132,11 @@ def install_wheels(
                 placed.update(destination.placed)
             installed = env.installed()
             removed_names: list[str] = []
-            removed: set[Path] = set()
+            removed: set[str] = set()
             for wheel in wheels:
                 old = installed.get(canonicalize_name(wheel.name))
                 if old is not None:
-                    removed |= owned_files(old, env.prefix)
+                    removed.update(str(path) for path in owned_files(old, env.prefix))
                     removed_names.append(f"{old.metadata['Name']} {old.version}")
             txn.plan(placed, removed)
         except BaseException:
@@ -145,7 +144,3 @@ def install_wheels(
             raise
         txn.commit(hook=commit_hook)
     return InstallResult(list(wheels), removed_names, notes)
-
-
-def default_notice() -> TextIO:
-    return sys.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from fitwheel.install.workflow import InstallOutcome
@@ -74,7 +73,7 @@ def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc:
         lines.append(f"target: {target_desc}")
         if profile is not None:
             for ns, features in profile.properties.items():
-                origin = profile.sources.get(ns, "detected")
+                origin = profile.sources.get(ns, target_desc)
                 values = "; ".join(f"{f} = {', '.join(v)}" for f, v in features.items())
                 lines.append(f"  {ns} ({origin}): {values}")
             for dev in profile.devices:
@@ -82,10 +81,3 @@ def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc:
     else:
         lines.append("no package in this install publishes variants")
     return lines
-
-
-def counts(outcome: InstallOutcome) -> Mapping[str, int]:
-    out: dict[str, int] = {}
-    for p in outcome.planned:
-        out[p.action] = out.get(p.action, 0) + 1
-    return out

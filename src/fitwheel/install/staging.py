@@ -1,9 +1,9 @@
 """fitwheel's ``WheelDestination``: every file of a wheel goes to a staging folder first.
 
 The staging folder lives inside the target environment (so the final move is a rename on one
-filesystem). It is flat (files are numbered, not laid out as a tree), so staging creates and
-removes no folders; each staged file remembers the final path it will take. Nothing outside
-the staging folder is touched here. Byte-compilation, when asked for, also happens in staging,
+filesystem). Files are numbered in small buckets rather than laid out as the final tree, so
+staging creates few folders; each staged file remembers the final path it will take. Nothing
+outside the staging folder is touched here. Byte-compilation, when asked for, also happens in staging,
 by the target interpreter, with the final paths embedded.
 """
 
@@ -41,6 +41,9 @@ print(json.dumps(done))
 """
 
 
+_BUCKET = 128
+
+
 class UnsafeWheelError(FitwheelError):
     pass
 
@@ -60,23 +63,34 @@ class StagingDestination(WheelDestination):
         link_mode: str = "copy",
     ) -> None:
         self.scheme = dict(scheme)
+        # plain strings on the per-file path: pathlib costs more than the I/O for small files
+        self._bases = {name: os.path.abspath(folder) for name, folder in scheme.items()}
         self.prefix = prefix
         self.stage_root = stage_root
+        self._stage = str(stage_root)
         self.interpreter = interpreter
         self.compile_bytecode = compile_bytecode
-        self.placed: dict[Path, Path] = {}
+        #: final path -> staged path
+        self.placed: dict[str, str] = {}
         self._numbers = numbers if numbers is not None else itertools.count()
         self.link_mode = link_mode
+        self._buckets: set[str] = set()
 
-    def final_path(self, scheme: str, path: str) -> Path:
-        base = Path(os.path.abspath(self.scheme[scheme]))
-        final = Path(os.path.abspath(base / path))
-        if not final.is_relative_to(base):
+    def final_path(self, scheme: str, path: str) -> str:
+        base = self._bases[scheme]
+        final = os.path.abspath(os.path.join(base, path))
+        if not final.startswith(base + os.sep):
             raise UnsafeWheelError(f"the wheel wants to write {path} outside its {scheme} folder.")
         return final
 
-    def staged_path(self, final: Path) -> Path:
-        return self.stage_root / f"{next(self._numbers)}{final.suffix}"
+    def staged_path(self, final: str) -> str:
+        number = next(self._numbers)
+        # small buckets: creating files in one huge folder is several times slower on ext4
+        bucket = os.path.join(self._stage, str(number // _BUCKET))
+        if bucket not in self._buckets:
+            os.makedirs(bucket, exist_ok=True)
+            self._buckets.add(bucket)
+        return os.path.join(bucket, f"{number}{os.path.splitext(final)[1]}")
 
     def _write(self, scheme: str, path: str, stream: BinaryIO, is_executable: bool) -> RecordEntry:
         final = self.final_path(scheme, path)
@@ -85,15 +99,15 @@ class StagingDestination(WheelDestination):
             self._place_cached(stream, staged, is_executable)
             self.placed[final] = staged
             return RecordEntry(path, Hash("sha256", stream.digest), stream.size)
-        with staged.open("wb") as handle:
+        with open(staged, "wb") as handle:
             digest, size = copyfileobj_with_hashing(stream, handle, "sha256")
         if is_executable:
-            mode = staged.stat().st_mode
-            staged.chmod(mode | ((mode & 0o444) >> 2))
+            mode = os.stat(staged).st_mode
+            os.chmod(staged, mode | ((mode & 0o444) >> 2))
         self.placed[final] = staged
         return RecordEntry(path, Hash("sha256", digest), size)
 
-    def _place_cached(self, member: CachedMember, staged: Path, is_executable: bool) -> None:
+    def _place_cached(self, member: CachedMember, staged: str, is_executable: bool) -> None:
         if self.link_mode == "hardlink":
             try:
                 os.link(member.cached_path, staged)
@@ -102,7 +116,7 @@ class StagingDestination(WheelDestination):
                 pass  # another filesystem, or links not allowed: copy instead
         shutil.copyfile(member.cached_path, staged)
         if is_executable:
-            staged.chmod(0o755)
+            os.chmod(staged, 0o755)
 
     def write_file(
         self, scheme: Scheme, path: str | os.PathLike[str], stream: BinaryIO, is_executable: bool
@@ -127,7 +141,7 @@ class StagingDestination(WheelDestination):
         for scheme, record in records:
             if scheme in ("purelib", "platlib") and record.path.endswith(".py"):
                 final = self.final_path(scheme, record.path)
-                jobs.append((str(self.placed[final]), str(final)))
+                jobs.append((self.placed[final], final))
         if not jobs:
             return []
         try:
@@ -141,12 +155,12 @@ class StagingDestination(WheelDestination):
         except (OSError, subprocess.CalledProcessError) as exc:
             raise FitwheelError(f"byte-compiling with {self.interpreter} failed: {exc}") from exc
         extra: list[tuple[Scheme, RecordEntry]] = []
-        base = Path(os.path.abspath(self.scheme["purelib"]))
         for staged, final in json.loads(out):
-            final_path = Path(final)
-            self.placed[final_path] = Path(staged)
-            rel = os.path.relpath(final_path, base)
-            extra.append((Scheme("purelib"), RecordEntry(rel.replace(os.sep, "/"), None, None)))
+            self.placed[final] = staged
+            in_purelib = final.startswith(self._bases["purelib"] + os.sep)
+            lib = Scheme("purelib") if in_purelib else Scheme("platlib")
+            rel = os.path.relpath(final, self._bases[lib])
+            extra.append((lib, RecordEntry(rel.replace(os.sep, "/"), None, None)))
         return extra
 
     def finalize_installation(

@@ -24,7 +24,7 @@ import shutil
 import signal
 import sys
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -91,8 +91,9 @@ def _write_journal(folder: Path, data: dict[str, Any]) -> None:
     _fsync_dir(folder)
 
 
-def _move(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
+def _move(src: str | Path, dst: str | Path, *, parents: bool = True) -> None:
+    if parents:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
     try:
         os.replace(src, dst)
     except OSError as exc:
@@ -102,7 +103,7 @@ def _move(src: Path, dst: Path) -> None:
         os.unlink(src)
 
 
-def _exists(path: Path) -> bool:
+def _exists(path: str | Path) -> bool:
     return os.path.lexists(path)
 
 
@@ -134,32 +135,34 @@ class Transaction:
     def stage_root(self) -> Path:
         return self.folder / "stage"
 
-    def plan(self, placed: dict[Path, Path], removed: Iterable[Path]) -> None:
-        """Files to put in place (final -> staged) and files to remove."""
-        backup_root = self.folder / "backup"
+    def plan(self, placed: Mapping[str, str], removed: Iterable[str]) -> None:
+        """Files to put in place (final path -> staged path) and files to remove."""
+        backup_root = os.path.join(str(self.folder), "backup")
         count = 0
         ops: list[Operation] = []
-        planned: set[Path] = set()
-        for final in sorted(set(removed) - set(placed)):
-            if _exists(final) and not final.is_dir():
+        for final in sorted(set(removed) - placed.keys()):
+            if _exists(final) and not os.path.isdir(final):
                 count += 1
-                ops.append(Operation(str(final), str(backup_root / str(count)), None))
-                planned.add(final)
-        dirs: set[Path] = set()
+                ops.append(Operation(final, os.path.join(backup_root, str(count)), None))
+        dirs: set[str] = set()
+        known: set[str] = set()
         for final, staged in sorted(placed.items()):
             backup = None
             if _exists(final):
-                if final.is_dir() and not final.is_symlink():
+                if os.path.isdir(final) and not os.path.islink(final):
                     raise TransactionError(f"cannot install a file over the folder {final}.")
                 count += 1
-                backup = str(backup_root / str(count))
-            ops.append(Operation(str(final), backup, str(staged)))
-            parent = final.parent
-            while not parent.exists() and parent not in dirs:
+                backup = os.path.join(backup_root, str(count))
+            ops.append(Operation(final, backup, staged))
+            parent = os.path.dirname(final)
+            while parent not in known and parent not in dirs and not os.path.isdir(parent):
                 dirs.add(parent)
-                parent = parent.parent
+                parent = os.path.dirname(parent)
+            known.add(os.path.dirname(final))
         self.operations = ops
-        self.created_dirs = sorted((str(d) for d in dirs), key=len)
+        self.created_dirs = sorted(dirs, key=len)
+        if count:
+            os.makedirs(backup_root, exist_ok=True)
 
     def commit(self, *, hook: Any = None) -> None:
         """Apply the plan; on any failure (or SIGTERM/SIGINT) undo it and re-raise.
@@ -176,12 +179,17 @@ class Transaction:
         try:
             for op in self.operations:
                 if op.backup is not None:
-                    _move(Path(op.final), Path(op.backup))
+                    _move(op.final, op.backup)
                 if hook is not None:
                     hook(op)
+            made: set[str] = set()
             for op in self.operations:
                 if op.staged is not None:
-                    _move(Path(op.staged), Path(op.final))
+                    parent = os.path.dirname(op.final)
+                    if parent not in made:
+                        os.makedirs(parent, exist_ok=True)
+                        made.add(parent)
+                    _move(op.staged, op.final, parents=False)
                 if hook is not None:
                     hook(op)
             _write_journal(self.folder, {**journal, "state": "committed"})

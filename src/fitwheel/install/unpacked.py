@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from installer.records import parse_record_file
+from installer.records import RecordEntry, parse_record_file
 from installer.sources import WheelContentElement, WheelFile, WheelSource
 
 from fitwheel.errors import FitwheelError
@@ -36,12 +36,39 @@ class UnpackError(FitwheelError):
     pass
 
 
-class CachedMember(io.BufferedReader):
-    """An open member of an unpacked wheel that knows its path, RECORD hash and size."""
+class CachedMember(io.RawIOBase):
+    """A member of an unpacked wheel: its path, RECORD hash and size, and a stream that opens the
+    file only if someone reads it (the destination usually copies or links it by path)."""
 
-    cached_path: Path
-    digest: str
-    size: int
+    def __init__(self, path: str, digest: str, size: int) -> None:
+        super().__init__()
+        self.cached_path = path
+        self.digest = digest
+        self.size = size
+        self._file: io.BufferedReader | None = None
+
+    def _open(self) -> io.BufferedReader:
+        if self._file is None:
+            self._file = open(self.cached_path, "rb")  # noqa: SIM115 - closed in close()
+        return self._file
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._open().seek(offset, whence)
+
+    def readinto(self, buffer: Any) -> int:
+        return self._open().readinto(buffer)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        super().close()
 
 
 def _b64(digest: bytes) -> str:
@@ -49,12 +76,20 @@ def _b64(digest: bytes) -> str:
 
 
 def _unpack(wheel: Path, folder: Path) -> dict[str, Any]:
+    """Extract ``wheel`` into ``folder``, checking every member against RECORD on the way (one
+    pass over the content)."""
     with WheelFile.open(wheel) as source, zipfile.ZipFile(wheel) as archive:
         try:
-            source.validate_record(validate_contents=True)
+            source.validate_record(validate_contents=False)
+            lines = source.read_dist_info("RECORD").splitlines()
+            records = {
+                r.path: r for r in (RecordEntry.from_elements(*e) for e in parse_record_file(lines))
+            }
         except Exception as exc:
             raise UnpackError(f"cannot install {wheel.name}: {exc}") from exc
+        record_path = f"{source.dist_info_dir}/RECORD"
         members = []
+        made: set[Path] = set()
         for info in archive.infolist():
             name = info.filename
             if name.endswith("/"):
@@ -63,14 +98,33 @@ def _unpack(wheel: Path, folder: Path) -> dict[str, Any]:
             if name.startswith("/") or ".." in parts or "\\" in name:
                 raise UnpackError(f"{wheel.name} holds an unsafe path {name!r}.")
             target = folder / "files" / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            digest = hashlib.sha256()
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            record = records.get(name)
+            algorithm = record.hash_.name if record is not None and record.hash_ else "sha256"
+            if algorithm not in hashlib.algorithms_guaranteed:
+                raise UnpackError(f"{wheel.name}: RECORD uses the unknown hash {algorithm!r}.")
+            checker = hashlib.new(algorithm)
+            digest = checker if algorithm == "sha256" else hashlib.sha256()
             size = 0
             with archive.open(info) as src, target.open("wb") as dst:
                 for chunk in iter(lambda: src.read(1 << 20), b""):
-                    digest.update(chunk)
+                    checker.update(chunk)
+                    if digest is not checker:
+                        digest.update(chunk)
                     dst.write(chunk)
                     size += len(chunk)
+            if name != record_path and (
+                record is None
+                or record.hash_ is None
+                or record.hash_.value != _b64(checker.digest())
+                or record.size != size
+            ):
+                raise UnpackError(
+                    f"cannot install {wheel.name}: {name} does not match its RECORD entry "
+                    "(the wheel was altered or built wrongly)"
+                )
             mode = info.external_attr >> 16
             executable = bool(mode and stat.S_ISREG(mode) and mode & 0o111)
             if executable:
@@ -170,14 +224,10 @@ class UnpackedWheelSource(WheelSource):
 
     def get_contents(self) -> Iterator[WheelContentElement]:
         records = {r[0]: r for r in parse_record_file(self.read_dist_info("RECORD").splitlines())}
+        base = str(self.folder / "files")
         for member in self.manifest["members"]:
             name = member["name"]
-            path = self.folder / "files" / name
-            raw = path.open("rb", buffering=0)
-            stream = CachedMember(raw)
-            stream.cached_path = path
-            stream.digest = member["hash"]
-            stream.size = member["size"]
+            stream = CachedMember(os.path.join(base, name), member["hash"], member["size"])
             with stream:
                 yield (
                     records.get(name, (name, "", "")),

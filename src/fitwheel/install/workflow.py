@@ -58,6 +58,7 @@ class InstallRequest:
     jobs: int = 4
     #: install from unpacked wheels in the cache by copying ("copy") or linking ("hardlink")
     link_mode: str = "copy"
+    break_system_packages: bool = False
     #: use a temporary cache, removed at the end
     no_cache: bool = False
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
@@ -81,6 +82,7 @@ class InstallOutcome:
     resolution: Resolution
     planned: list[Planned]
     installed: InstallResult | None
+    warnings: list[str] = field(default_factory=list)
 
 
 def installed_label(dist: object) -> str | None:
@@ -158,6 +160,12 @@ def _run_install(
     notice: TextIO | None,
 ) -> InstallOutcome:
     env = inspect_environment(request.python, request.env, cache_dir=cache_root / "envs")
+    if env.externally_managed and not request.break_system_packages:
+        raise FitwheelError(
+            f"{env.python} belongs to the operating system's Python, whose packages the system "
+            "package manager owns (PEP 668): create a virtual environment and pass --python "
+            "VENV, or pass --break-system-packages to install there anyway."
+        )
     user = collect(request.requirements, request.requirement_files, request.constraint_files)
     if not user.requirements:
         raise FitwheelError("nothing to install: name at least one requirement or pass -r FILE.")
@@ -169,6 +177,7 @@ def _run_install(
         no_index=request.no_index,
         env=request.env,
         site_prefix=str(env.prefix),
+        interpreter=env.python,
     )
     config = IndexConfig(
         session.add_credentials(config.index_url) if config.index_url else None,
@@ -231,6 +240,13 @@ def _run_install(
             Planned(cand, cand.name in resolution.requested, action, sha256=cand.link.sha256)
         )
     outcome = InstallOutcome(env, config, resolution, planned, None)
+    for cand in resolution.pins:
+        if cand.link.yanked is not None:
+            why = f": {cand.link.yanked}" if cand.link.yanked else ""
+            outcome.warnings.append(
+                f"{cand.name} {cand.version} ({cand.link.filename}) is yanked from its index{why}; "
+                "it is used only because a requirement pins that version exactly"
+            )
     if request.dry_run:
         return outcome
     to_fetch = [p for p in planned if p.action != "keep"]

@@ -218,26 +218,30 @@ def detect(
     read from the environment and config file; ``cache_dir`` the cache directory."""
     start = time.perf_counter()
     env = os.environ
-    if providers is None:
-        namespaces = available_namespaces()
-        funcs = registered_providers()
-    else:
-        funcs = dict(providers)
-        namespaces = list(funcs)
+    # Provider modules are imported only when something has to run: a cache hit needs none.
+    loaded: dict[str, ProviderFunc] | None = None if providers is None else dict(providers)
+    namespaces = available_namespaces() if loaded is None else list(loaded)
+
+    def funcs_for(names: list[str]) -> dict[str, ProviderFunc]:
+        nonlocal loaded
+        if loaded is None:
+            loaded = registered_providers()
+        return {ns: loaded[ns] for ns in names if ns in loaded}
+
     if overrides is None:
-        overrides = load_overrides(env, known=[*PROVIDER_MODULES, *funcs])
+        overrides = load_overrides(env, known=[*PROVIDER_MODULES, *namespaces])
     bound = _timeout(env) if timeout is None else timeout
 
     results: dict[str, ProviderResult] = {}
-    to_run: dict[str, ProviderFunc] = {}
-    for ns, func in funcs.items():
+    to_run: list[str] = []
+    for ns in namespaces:
         why = overrides.skip_reason(ns)
         if why:
             results[ns] = ProviderResult(
                 ns, "absent", sources={"*": f"override:{why}"}, reason=f"not detected: {why}"
             )
         else:
-            to_run[ns] = func
+            to_run.append(ns)
 
     cache_state = "off"
     if use_cache and probe.is_host and to_run:
@@ -249,17 +253,17 @@ def detect(
         if key is not None:
             store = DetectionCache(Path(cache_dir) if cache_dir else default_dir(env))
             cached = store.load(key) or {}
-            missing = {ns: f for ns, f in to_run.items() if ns not in cached}
-            fresh = run_providers(missing, probe, bound) if missing else {}
+            missing = [ns for ns in to_run if ns not in cached]
+            fresh = run_providers(funcs_for(missing), probe, bound) if missing else {}
             cache_state = "miss" if missing else "hit"
             if missing:
                 store.store(key, {**cached, **fresh})
-            results.update({ns: cached.get(ns) or fresh[ns] for ns in to_run})
-            to_run = {}
+            results.update({ns: r for ns in to_run if (r := cached.get(ns) or fresh.get(ns))})
+            to_run = []
     if to_run:
-        results.update(run_providers(to_run, probe, bound))
+        results.update(run_providers(funcs_for(to_run), probe, bound))
 
-    ordered = {ns: results[ns] for ns in funcs}
+    ordered = {ns: results[ns] for ns in namespaces if ns in results}
     final = overrides.apply(ordered) if overrides else ordered
     arch = None if probe.is_host else machine(probe)
     environment = target_environment(probe, arch)

@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fitwheel.data import load_table
 from fitwheel.platform import pci
 from fitwheel.platform.gpuenv import forced
-from fitwheel.platform.native import level_zero
-from fitwheel.platform.native.runner import TransportSource, choose_source, run_query
 from fitwheel.platform.probe import Probe
 from fitwheel.platform.profile import Device
 from fitwheel.platform.result import ProviderResult
+
+if TYPE_CHECKING:
+    from fitwheel.platform.native.runner import TransportSource
 
 NAMESPACE = "intel"
 FORCE_IP = "INTEL_VARIANT_PROVIDER_FORCE_DEVICE_IP"
@@ -165,6 +166,10 @@ def _detect(probe: Probe, transport: TransportSource | None) -> ProviderResult:
 def _ask_level_zero(
     probe: Probe, transport: TransportSource | None, missing: list[_Gpu], notes: list[str]
 ) -> None:
+    # imported here: ctypes and threads are needed only for GPUs the table does not know
+    from fitwheel.platform.native import level_zero
+    from fitwheel.platform.native.runner import choose_source, run_query
+
     key, source = choose_source(
         probe, transport, REPLAY_ENV, level_zero.CtypesLevelZero, "level_zero"
     )

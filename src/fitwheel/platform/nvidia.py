@@ -39,16 +39,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fitwheel.data import load_table
 from fitwheel.platform import pci
 from fitwheel.platform.gpuenv import forced, in_container, is_wsl, parse_version
-from fitwheel.platform.native import nvml
-from fitwheel.platform.native.runner import TransportSource, choose_source, run_query
 from fitwheel.platform.probe import Probe
 from fitwheel.platform.profile import Device
 from fitwheel.platform.result import ProviderResult
+
+if TYPE_CHECKING:
+    from fitwheel.platform.native import nvml
+    from fitwheel.platform.native.runner import TransportSource
 
 NAMESPACE = "nvidia"
 FORCE_CUDA = "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"
@@ -285,6 +287,10 @@ def _find(probe: Probe, transport: TransportSource | None) -> _Found | ProviderR
 
     notes: list[str] = []
     if probe.allow_native:
+        # imported here: ctypes and threads are needed only when NVML is asked
+        from fitwheel.platform.native import nvml
+        from fitwheel.platform.native.runner import choose_source, run_query
+
         paths = (nvml.WSL_PATH, nvml.SONAME) if wsl else (nvml.SONAME,)
         key, source = choose_source(
             probe, transport, REPLAY_ENV, lambda: nvml.CtypesNvml(paths), "nvml"
@@ -448,6 +454,11 @@ def _result(
         "cuda_version_upper_bound": upper_bound_values(cuda),
     }
     ccs = [g.cc for g in gpus if g.cc is not None]
+    notes += [
+        f"GPU {g.index} ({g.pci_id or 'unknown id'}): compute capability unknown"
+        for g in gpus
+        if g.cc is None
+    ]
     if force_sm and sm_override is not None:
         ccs_for_caps = [(sm_override[0], sm_override[1])]
         props["sm_arch"] = sm_arch_values(ccs_for_caps[0])

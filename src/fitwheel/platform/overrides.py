@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from fitwheel.errors import FitwheelError
 
@@ -51,23 +51,52 @@ class OverrideError(FitwheelError):
     pass
 
 
-class NamespaceOverride(NamedTuple):
-    namespace: str
-    hidden: bool
-    origin: str
+class _Record:
+    """A small immutable record. (Not a dataclass or NamedTuple: this module is on the start-up
+    path of ``fitwheel detect``, where generating one costs more than the rest of the module.)"""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, _Record)
+            and type(other) is type(self)
+            and self._fields() == other._fields()
+        )
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"{type(self).__name__}({args})"
 
 
-class FeatureOverride(NamedTuple):
-    namespace: str
-    feature: str
-    #: the forced values, most preferred first; empty: the feature is hidden.
-    values: tuple[str, ...]
-    origin: str
+class NamespaceOverride(_Record):
+    __slots__ = ("hidden", "namespace", "origin")
+
+    def __init__(self, namespace: str, hidden: bool, origin: str) -> None:
+        self.namespace = namespace
+        self.hidden = hidden
+        self.origin = origin
+
+
+class FeatureOverride(_Record):
+    __slots__ = ("feature", "namespace", "origin", "values")
+
+    def __init__(self, namespace: str, feature: str, values: tuple[str, ...], origin: str) -> None:
+        self.namespace = namespace
+        self.feature = feature
+        #: the forced values, most preferred first; empty: the feature is hidden.
+        self.values = values
+        self.origin = origin
 
 
 class Overrides:
-    """The overrides in force. (A plain class: this module is on the start-up path of
-    ``fitwheel detect``, where every generated dataclass costs a millisecond.)"""
+    """The overrides in force."""
 
     __slots__ = ("detection_off", "features", "namespaces")
 
@@ -240,7 +269,7 @@ def from_env(env: Mapping[str, str], known: Iterable[str]) -> Overrides:
         if feature is None:
             parsed = _namespace_value(raw, key)
             if parsed is not None:
-                namespaces[ns] = parsed._replace(namespace=ns)
+                namespaces[ns] = NamespaceOverride(ns, parsed.hidden, parsed.origin)
         else:
             values = _checked_values(_split_values(raw), key)
             features[(ns, feature)] = FeatureOverride(ns, feature, values, key)
@@ -275,7 +304,7 @@ def from_config(data: Mapping[str, Any], path: str) -> Overrides:
         if isinstance(entry, str):
             parsed = _namespace_value(entry, origin)
             if parsed is not None:
-                namespaces[ns] = parsed._replace(namespace=ns)
+                namespaces[ns] = NamespaceOverride(ns, parsed.hidden, parsed.origin)
             continue
         if not isinstance(entry, dict):
             raise OverrideError(

@@ -27,14 +27,13 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from fitwheel.errors import FitwheelError
 
 CHUNK = 1 << 20
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
 _LOCAL_MAGIC = b"PK\x03\x04"
-_ZIP64_EXTRA_ID = 0x0001
 _RECORD_HASHES = ("sha256", "sha384", "sha512")
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 
@@ -110,19 +109,6 @@ def check_member_name(name: str) -> str | None:
 def _is_variant_json(name: str) -> bool:
     parts = name.split("/")
     return len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] == "variant.json"
-
-
-def _strip_zip64_extra(extra: bytes) -> bytes:
-    """The extra field without its zip64 block (zipfile appends a fresh one when it is needed)."""
-    out = bytearray()
-    pos = 0
-    while pos + 4 <= len(extra):
-        header_id, size = struct.unpack_from("<HH", extra, pos)
-        end = pos + 4 + size
-        if header_id != _ZIP64_EXTRA_ID:
-            out += extra[pos:end]
-        pos = end
-    return bytes(out)
 
 
 @dataclass(frozen=True)
@@ -522,38 +508,53 @@ def _new_info(member: NewMember) -> zipfile.ZipInfo:
     return info
 
 
-def _copy_raw(
-    archive: WheelArchive,
-    out: zipfile.ZipFile,
-    info: zipfile.ZipInfo,
-    verifier: _Verifier | None,
+def _copy_bytes(src: IO[bytes], dst: IO[bytes], start: int, length: int) -> None:
+    """Append ``length`` bytes of ``src`` from ``start`` to ``dst``: in the kernel where it can
+    (copy_file_range), else through a 1 MiB buffer."""
+    dst.flush()
+    out_pos = dst.tell()
+    done = 0
+    copy_range = getattr(os, "copy_file_range", None)
+    if copy_range is not None:
+        try:
+            src_fd, dst_fd = src.fileno(), dst.fileno()
+            while done < length:
+                n = copy_range(src_fd, dst_fd, length - done, start + done, out_pos + done)
+                if n == 0:
+                    break
+                done += n
+        except (OSError, io.UnsupportedOperation, AttributeError):
+            pass
+    if done < length:
+        src.seek(start + done)
+        dst.seek(out_pos + done)
+        left = length - done
+        while left:
+            chunk = src.read(min(CHUNK, left))
+            if not chunk:
+                raise OSError(f"unexpected end of input after {length - left} bytes")
+            dst.write(chunk)
+            left -= len(chunk)
+    dst.seek(out_pos + length)
+
+
+def _copy_run(
+    archive: WheelArchive, out: zipfile.ZipFile, run: list[zipfile.ZipInfo], end: int
 ) -> None:
-    """Append ``info``'s compressed bytes to ``out`` unchanged; ``verifier`` checks the content."""
-    new = zipfile.ZipInfo(info.filename, date_time=info.date_time)
-    for attr in ("compress_type", "comment", "create_system", "create_version", "extract_version"):
-        setattr(new, attr, getattr(info, attr))
-    new.external_attr = info.external_attr
-    new.internal_attr = info.internal_attr
-    new.extra = _strip_zip64_extra(info.extra)
-    # Sizes and CRC go into the local header, so no data descriptor follows the data.
-    new.flag_bits = info.flag_bits & ~0x08
-    new.CRC = info.CRC
-    new.compress_size = info.compress_size
-    new.file_size = info.file_size
+    """Append members that sit back to back in the source (from the first one's local header to
+    ``end``) as one byte range, and list them in ``out``'s central directory at their new
+    offsets. Local headers, data and data descriptors are copied as they are."""
     fp = out.fp
     assert fp is not None
-    new.header_offset = fp.tell()
-    zip64 = info.file_size > zipfile.ZIP64_LIMIT or info.compress_size > zipfile.ZIP64_LIMIT
-    fp.write(new.FileHeader(zip64))
-    worker = verifier.begin(info) if verifier is not None else 0
-    for chunk in archive.iter_raw(info):
-        fp.write(chunk)
-        if verifier is not None:
-            verifier.feed(worker, chunk)
-    if verifier is not None:
-        verifier.end(worker)
-    out.filelist.append(new)
-    out.NameToInfo[new.filename] = new
+    start = run[0].header_offset
+    shift = fp.tell() - start
+    _copy_bytes(archive._fp, fp, start, end - start)
+    for info in run:
+        # The source's own ZipInfo objects move to the output (rewriting is the archive's last
+        # use); only the offset changes, and often not even that.
+        info.header_offset += shift
+        out.filelist.append(info)
+        out.NameToInfo[info.filename] = info
     # zipfile writes the central directory at start_dir when it closes.
     out.start_dir = fp.tell()
     out._didModify = True  # type: ignore[attr-defined]
@@ -596,27 +597,49 @@ def rewrite_wheel(
 ) -> None:
     """Write ``archive`` to ``target``: members in ``drop`` left out, ``insert_before_record``
     written just before RECORD, RECORD replaced by ``record_data``, every other member copied
-    byte for byte. With ``verify``, each copied member's content must match its RECORD hash."""
+    byte for byte (local header and compressed data). With ``verify``, each copied member's
+    content must match its RECORD hash."""
     record = archive.record()
     archive.check_record_coverage(record)
+    # Where each member's bytes end in the source: at the next member's local header.
+    by_offset = sorted(archive.infos, key=lambda i: i.header_offset)
+    end_of = {id(info): nxt.header_offset for info, nxt in itertools.pairwise(by_offset)}
+    if by_offset:
+        end_of[id(by_offset[-1])] = archive.zip.start_dir
     verifier = _Verifier(archive, record) if verify else None
     try:
         with (
             atomic_output(target) as handle,
             zipfile.ZipFile(handle, "w", allowZip64=True) as out,
         ):
+            run: list[zipfile.ZipInfo] = []
+
+            def flush() -> None:
+                if run:
+                    _copy_run(archive, out, run, end_of[id(run[-1])])
+                    run.clear()
+
             for info in archive.infos:
                 name = info.filename
                 if name in drop:
+                    flush()
                     continue
                 if name == archive.record_name:
+                    flush()
                     for member in insert_before_record:
                         out.writestr(_new_info(member), member.data)
                     out.writestr(_new_info(NewMember(name, record_data, info)), record_data)
                     continue
+                if run and end_of[id(run[-1])] != info.header_offset:
+                    flush()
+                run.append(info)
                 entry = record.get(name)
-                hashed = entry is not None and entry.digest is not None and not info.is_dir()
-                _copy_raw(archive, out, info, verifier if hashed else None)
+                if verifier is not None and entry is not None and entry.digest is not None:
+                    worker = verifier.begin(info)
+                    for chunk in archive.iter_raw(info):
+                        verifier.feed(worker, chunk)
+                    verifier.end(worker)
+            flush()
             if verifier is not None:
                 # Every member must have passed before the output gets its final name.
                 verifier.close()

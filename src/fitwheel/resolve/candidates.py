@@ -126,6 +126,7 @@ class CandidateSource:
     _cache: dict[NormalizedName, list[Candidate]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ranks: dict[Tag, int] | None = None
+    _gates: dict[NormalizedName, threading.Lock] = field(default_factory=dict)
 
     def _tag_rank(self) -> dict[Tag, int]:
         if self._ranks is None:
@@ -143,10 +144,20 @@ class CandidateSource:
             return True  # pip ignores a broken requires-python, and so does fitwheel
 
     def candidates(self, name: str) -> list[Candidate]:
-        """Every installable candidate, newest version first, best wheel first within a version."""
+        """Every installable candidate, newest version first, best wheel first within a version.
+
+        Computed once per project; a concurrent caller (a prefetch) waits for the first."""
         key = canonicalize_name(name)
-        if key in self._cache:
-            return self._cache[key]
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+            gate = self._gates.setdefault(key, threading.Lock())
+        with gate:
+            if key in self._cache:
+                return self._cache[key]
+            return self._compute(key)
+
+    def _compute(self, key: NormalizedName) -> list[Candidate]:
         tag_rank = self._tag_rank()
         by_version: dict[Version, list[tuple[Link, WheelFilename, int]]] = {}
         for link in self.finder.links(key):
@@ -166,7 +177,8 @@ class CandidateSource:
         out: list[Candidate] = []
         for version in sorted(by_version, reverse=True):
             out += self._order_version(key, version, by_version[version])
-        self._cache[key] = out
+        with self._lock:
+            self._cache[key] = out
         return out
 
     def _order_version(

@@ -8,8 +8,10 @@ evaluated with the variant markers of that wheel.
 
 from __future__ import annotations
 
+import contextlib
 import email.parser
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,12 +50,14 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
     session: Session | None
     environment: Mapping[str, str]
     constraints: Mapping[NormalizedName, SpecifierSet] = field(default_factory=dict)
-    #: name -> sha256 digests the user pinned (--hash); candidates must match by index hash
     no_deps: bool = False
-    user_requested: frozenset[NormalizedName] = frozenset()
     #: installed versions to keep when they satisfy (no --upgrade)
     preferred: Mapping[NormalizedName, Version] = field(default_factory=dict)
+    #: fetch the pages and best metadata of dependencies ahead of the resolver (0: never)
+    prefetch_jobs: int = 8
     _metadata: dict[str, list[tuple[Requirement, str | None]]] = field(default_factory=dict)
+    _pool: ThreadPoolExecutor | None = None
+    _prefetched: set[str] = field(default_factory=set)
     _requires_python: dict[str, str | None] = field(default_factory=dict)
 
     # -- resolvelib interface -------------------------------------------------------------------
@@ -151,7 +155,37 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             return False
         return requirement.specifier.contains(candidate.version, prereleases=True)
 
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Start fetching what the resolver is about to ask for, so that network round trips
+        overlap; failures surface when the resolver asks for the same thing itself."""
+        if self.prefetch_jobs <= 0:
+            return
+        for name in names:
+            key = canonicalize_name(name)
+            if key in self._prefetched:
+                continue
+            self._prefetched.add(key)
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.prefetch_jobs, thread_name_prefix="prefetch")
+            self._pool.submit(self._warm, key)
+
+    def _warm(self, name: str) -> None:
+        with contextlib.suppress(Exception):
+            candidates = self.source.candidates(name)
+            if candidates:
+                self._requires(candidates[0])
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
     def get_dependencies(self, candidate: Candidate) -> list[Requirement]:
+        deps = self._dependencies(candidate)
+        self.prefetch(req.name for req in deps)
+        return deps
+
+    def _dependencies(self, candidate: Candidate) -> list[Requirement]:
         deps: list[Requirement] = []
         if candidate.extras:
             deps.append(Requirement(f"{candidate.name}=={candidate.version}"))

@@ -89,7 +89,6 @@ def resolve(
         environment,
         constraints=constraints,
         no_deps=no_deps,
-        user_requested=requested,
         preferred=preferred,
     )
     decisions: list[str] = []
@@ -103,6 +102,7 @@ def resolve(
         req.marker = None
         roots.append(req)
     resolver: Resolver[Requirement, Candidate, str] = Resolver(provider, _reporter(decisions))
+    provider.prefetch(req.name for req in roots)
     try:
         result = resolver.resolve(roots, max_rounds=2000)
     except ResolutionImpossible as exc:
@@ -112,6 +112,8 @@ def resolve(
             f"the requirements could not be resolved within {exc.round_count} rounds; "
             "pin some versions to help."
         ) from None
+    finally:
+        provider.close()
     pins = [c for key, c in result.mapping.items() if "[" not in key]
     pins.sort(key=lambda c: c.name)
     resolution = Resolution(pins, requested, source.traces, decisions)

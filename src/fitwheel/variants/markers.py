@@ -24,15 +24,20 @@ import re
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
-from typing import Any
-
-from packaging.markers import Marker, UndefinedComparison, UndefinedEnvironmentName
+from typing import TYPE_CHECKING, Any
 
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.model import SupportedProperties, VariantDescription
 
+if TYPE_CHECKING:
+    from packaging.markers import Marker
+
+# packaging is imported where it is used: evaluating the common provider conditions (enable-if)
+# needs none of it, which keeps ``fitwheel select`` from loading it.
+
 __all__ = [
     "VARIANT_MARKERS",
+    "evaluate_environment_marker",
     "evaluate_marker",
     "parse_marker",
     "variant_marker_environment",
@@ -154,6 +159,8 @@ def _parse_marker(text: str) -> Marker:
         ) from None
     except RecursionError:
         raise VariantFormatError(f"marker {text[:60]!r}... is nested too deeply") from None
+    from packaging.markers import Marker
+
     checked = _check_tree(tree, text)
     from_markers = getattr(Marker, "_from_markers", None)
     if from_markers is not None:
@@ -176,10 +183,137 @@ def evaluate_marker(
     ``environment`` overrides the running interpreter's PEP 508 values (None: use them as they
     are). ``supported`` enables PEP 825's filtering of ``variant_properties``.
     """
-    parsed = marker if isinstance(marker, Marker) else parse_marker(marker)
+    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
+
+    parsed = parse_marker(marker) if isinstance(marker, str) else marker
     env: dict[str, str | AbstractSet[str]] = dict(environment or {})
     env.update(variant_marker_environment(variant, supported))
     try:
         return parsed.evaluate(env)
     except (UndefinedComparison, UndefinedEnvironmentName) as exc:
         raise VariantFormatError(f"marker {str(parsed)!r} cannot be evaluated: {exc}") from None
+
+
+# --- plain PEP 508 markers (provider enable-if) -------------------------------------------------
+
+#: Markers compared as plain strings by packaging (never as versions).
+_STRING_NAMES = frozenset(
+    {
+        "implementation_name",
+        "os_name",
+        "platform_machine",
+        "platform_python_implementation",
+        "platform_system",
+        "platform_version",
+        "sys_platform",
+    }
+)
+
+#: A clause: (marker name, operator, literal, whether the name is on the left).
+_Clause = tuple[str, str, str, bool]
+
+
+@lru_cache(maxsize=1)
+def _token_re() -> re.Pattern[str]:
+    return re.compile(
+        r"""[ \t]*(?:
+            (?P<str>'[^'\\]*'|"[^"\\]*")
+          | (?P<op>==|!=|not[ \t]+in\b|in\b)
+          | (?P<bool>and\b|or\b)
+          | (?P<name>[A-Za-z_][A-Za-z0-9_.]*)
+        )""",
+        re.VERBOSE,
+    )
+
+
+@lru_cache(maxsize=256)
+def _simple_form(text: str) -> tuple[tuple[_Clause, ...], ...] | None:
+    """``text`` as an ``or`` of ``and``-groups of string comparisons, or None when it uses
+    anything else (parentheses, version markers, other operators): packaging handles those."""
+    pattern = _token_re()
+    tokens: list[tuple[str, str]] = []
+    pos = 0
+    end = len(text.rstrip(" \t"))
+    while pos < end:
+        match = pattern.match(text, pos)
+        if match is None or match.end() == pos:
+            return None
+        kind = match.lastgroup
+        assert kind is not None
+        token = match.group(kind)
+        if kind == "str" and not token.isprintable():
+            return None  # packaging decodes such literals as Python strings
+        tokens.append((kind, token))
+        pos = match.end()
+    groups: list[list[_Clause]] = [[]]
+    i = 0
+    while True:
+        if i + 3 > len(tokens):
+            return None
+        (k1, v1), (k2, v2), (k3, v3) = tokens[i : i + 3]
+        if k2 != "op":
+            return None
+        op = "not in" if v2.startswith("not") else v2
+        if k1 == "name" and k3 == "str" and v1 in _STRING_NAMES:
+            groups[-1].append((v1, op, v3[1:-1], True))
+        elif k1 == "str" and k3 == "name" and v3 in _STRING_NAMES:
+            groups[-1].append((v3, op, v1[1:-1], False))
+        else:
+            return None
+        i += 3
+        if i == len(tokens):
+            return tuple(tuple(g) for g in groups)
+        kind, word = tokens[i]
+        if kind != "bool":
+            return None
+        if word == "or":
+            groups.append([])
+        i += 1
+
+
+def _fast_evaluate(text: str, environment: Mapping[str, str]) -> bool | None:
+    form = _simple_form(text)
+    if form is None:
+        return None
+    result = False
+    for group in form:
+        holds = True
+        for name, op, literal, name_left in group:
+            value = environment.get(name)
+            if value is None:
+                return None  # packaging fills in the running interpreter's value
+            if op == "==":
+                ok = value == literal
+            elif op == "!=":
+                ok = value != literal
+            else:
+                inside = literal in value if not name_left else value in literal
+                ok = inside if op == "in" else not inside
+            if not ok:
+                holds = False
+                break
+        result = result or holds
+    return result
+
+
+def evaluate_environment_marker(text: str, environment: Mapping[str, str] | None) -> bool:
+    """Evaluate a plain PEP 508 marker (such as a provider's ``enable-if``) for a target.
+
+    ``environment`` holds the target's marker values; names it lacks take the running
+    interpreter's values, as :meth:`packaging.markers.Marker.evaluate` does. Comparisons of
+    string-valued names joined by ``and``/``or`` are answered directly; everything else goes to
+    packaging. A marker that cannot be parsed raises :class:`VariantFormatError`.
+    """
+    env = environment or {}
+    fast = _fast_evaluate(text, env)
+    if fast is not None:
+        return fast
+    from packaging.markers import InvalidMarker, Marker, UndefinedComparison
+
+    try:
+        return Marker(text).evaluate(dict(env))
+    except InvalidMarker as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "invalid"
+        raise VariantFormatError(f"{text!r} is not a valid environment marker: {first}") from None
+    except UndefinedComparison as exc:
+        raise VariantFormatError(f"marker {text!r} cannot be evaluated: {exc}") from None

@@ -19,6 +19,9 @@ FEATURE_RE = re.compile(r"[a-z0-9_]+")
 VALUE_RE = re.compile(r"[a-z0-9_.]+")
 LABEL_RE = re.compile(r"[0-9a-z._]+")
 NULL_LABEL = "null"
+#: Null-variant labels of the unversioned (pre-v0.0.2) generation, whose null wheels carry them;
+#: only readers of that generation create descriptions with them.
+LEGACY_NULL_LABELS = frozenset({"00000000"})
 
 _PROPERTY_STRING_RE = re.compile(r"([^\s:]+)\s*::\s*([^\s:]+)\s*::\s*([^\s:]+)")
 _FEATURE_STRING_RE = re.compile(r"([^\s:]+)\s*::\s*([^\s:]+)")
@@ -141,7 +144,11 @@ class VariantDescription:
         check_label(self.label)
         if self.label == NULL_LABEL and self.properties:
             raise InvalidLabelError("the 'null' label can be used only for the null variant")
-        if self.label != NULL_LABEL and not self.properties:
+        if (
+            self.label != NULL_LABEL
+            and not self.properties
+            and self.label not in LEGACY_NULL_LABELS
+        ):
             raise InvalidLabelError(
                 f"variant {self.label!r} has no properties: the null variant must use the "
                 "'null' label"

@@ -28,7 +28,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.model import (
@@ -38,9 +37,6 @@ from fitwheel.variants.model import (
     VariantInfo,
     VariantProperty,
 )
-
-if TYPE_CHECKING:
-    from packaging.markers import Marker
 
 __all__ = [
     "DeviceConstraint",
@@ -104,19 +100,24 @@ _SHOWN_VALUES = 2
 _Keyed = tuple[tuple[int, int, int], str, str, str]
 
 
-@dataclass(frozen=True)
 class _Feature:
-    index: int
-    #: supported value -> preference index (0 is best)
-    ranks: Mapping[str, int]
+    # Plain slotted classes: these are built per call and cost nothing to define at import.
+    __slots__ = ("index", "ranks")
+
+    def __init__(self, index: int, ranks: Mapping[str, int]) -> None:
+        self.index = index
+        #: supported value -> preference index (0 is best)
+        self.ranks = ranks
 
 
-@dataclass(frozen=True)
 class _Namespace:
-    index: int
-    features: Mapping[str, _Feature]
-    #: answered from the file (static provider), so device constraints do not apply
-    static: bool
+    __slots__ = ("features", "index", "static")
+
+    def __init__(self, index: int, features: Mapping[str, _Feature], static: bool) -> None:
+        self.index = index
+        self.features = features
+        #: answered from the file (static provider), so device constraints do not apply
+        self.static = static
 
 
 class _Resolver:
@@ -290,19 +291,11 @@ def _none_supported(values: list[str]) -> str:
     return f"none of {shown} is supported here"
 
 
-@lru_cache(maxsize=64)
-def _parsed_marker(text: str) -> Marker:
-    from packaging.markers import InvalidMarker, Marker
-
-    try:
-        return Marker(text)
-    except InvalidMarker as exc:
-        raise VariantFormatError(f"enable-if is not a valid environment marker: {exc}") from None
-
-
 @lru_cache(maxsize=256)
 def _marker_true(text: str, env: tuple[tuple[str, str], ...]) -> bool:
-    return _parsed_marker(text).evaluate(dict(env))
+    from fitwheel.variants.markers import evaluate_environment_marker
+
+    return evaluate_environment_marker(text, dict(env))
 
 
 def _enable_if(provider: Provider, env: Mapping[str, str]) -> bool:
@@ -311,7 +304,7 @@ def _enable_if(provider: Provider, env: Mapping[str, str]) -> bool:
         return _marker_true(provider.enable_if, tuple(sorted(env.items())))
     except VariantFormatError as exc:
         raise VariantFormatError(
-            exc.rule, path=f"providers.{provider.namespace}.enable-if"
+            f"enable-if: {exc.rule}", path=f"providers.{provider.namespace}.enable-if"
         ) from None
 
 

@@ -26,8 +26,8 @@ NV_LEGACY = (
 
 
 class Machine:
-    def __init__(self, name: str) -> None:
-        self.root = HERE / name
+    def __init__(self, name: str, base: Path) -> None:
+        self.root = base / name
         if self.root.exists():
             shutil.rmtree(self.root)
         self.root.mkdir()
@@ -160,9 +160,9 @@ def rocm(m: Machine, version_file: str, directory: str) -> None:
     m.link("/opt/rocm", "/etc/alternatives/rocm")
 
 
-def build() -> None:
+def build(base: Path = HERE) -> None:
     # 4x H100 SXM on an NVSwitch baseboard, open kernel module 550.
-    m = Machine("gpu-h100-open")
+    m = Machine("gpu-h100-open", base)
     m.host_basics()
     m.nvidia_driver("550.54.15")
     for i, addr in enumerate(["0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0"]):
@@ -177,7 +177,7 @@ def build() -> None:
     m.file("/dev/nvidiactl")
 
     # 2x A100 PCIe, legacy 470 driver that only /proc shows.
-    m = Machine("gpu-a100-legacy")
+    m = Machine("gpu-a100-legacy", base)
     m.host_basics("5.4.0-150-generic")
     m.nvidia_driver("470.82.01", sys_file=False, legacy=True)
     for i, addr in enumerate(["0000:3b:00.0", "0000:d8:00.0"]):
@@ -185,7 +185,7 @@ def build() -> None:
         m.file(f"/dev/nvidia{i}")
 
     # Workstation: RTX 4090 and GTX 1080 Ti (each with its HDMI audio function), driver 570.
-    m = Machine("gpu-rtx4090-gtx1080ti")
+    m = Machine("gpu-rtx4090-gtx1080ti", base)
     m.host_basics()
     m.nvidia_driver("570.133.07")
     m.pci("0000:01:00.0", 0x10DE, 0x2684, 0x030000, "nvidia")
@@ -202,7 +202,7 @@ def build() -> None:
     m.file("/dev/nvidia1")
 
     # Desktop: RTX 5090 (Blackwell consumer, driver 580) beside a Raptor Lake iGPU.
-    m = Machine("gpu-rtx5090-igpu")
+    m = Machine("gpu-rtx5090-igpu", base)
     m.host_basics()
     m.nvidia_driver("580.82.07")
     m.pci("0000:00:02.0", 0x8086, 0xA780, 0x030000, "i915")
@@ -212,7 +212,7 @@ def build() -> None:
     m.file("/dev/dri/renderD128")
 
     # 2x MI300X joined by XGMI, ROCm 6.4.1 reached through /opt/rocm -> /etc/alternatives.
-    m = Machine("gpu-mi300x")
+    m = Machine("gpu-mi300x", base)
     m.host_basics()
     m.pci("0000:1b:00.0", 0x1002, 0x74A1, 0x120000, "amdgpu")
     m.pci("0000:3d:00.0", 0x1002, 0x74A1, 0x120000, "amdgpu")
@@ -230,7 +230,7 @@ def build() -> None:
     m.file("/dev/dri/renderD136")
 
     # Radeon RX 7900 XTX beside the Ryzen 7000 iGPU (gfx1036), ROCm 6.3.
-    m = Machine("gpu-radeon-igpu")
+    m = Machine("gpu-radeon-igpu", base)
     m.host_basics()
     m.pci("0000:03:00.0", 0x1002, 0x744C, 0x030000, "amdgpu", product_name="Radeon RX 7900 XTX\n")
     m.pci("0000:03:00.1", 0x1002, 0xAB30, 0x040300, "snd_hda_intel")
@@ -242,7 +242,7 @@ def build() -> None:
     m.file("/dev/kfd")
 
     # MI355X (gfx950) with ROCm 7.0.2, no /opt/rocm link: found through ROCM_PATH.
-    m = Machine("gpu-mi355x-rocm7")
+    m = Machine("gpu-mi355x-rocm7", base)
     m.host_basics()
     m.pci("0000:05:00.0", 0x1002, 0x75A3, 0x120000, "amdgpu")
     m.kfd_node(0, kfd_cpu(128), [(2, 1)])
@@ -251,7 +251,7 @@ def build() -> None:
     m.file("/dev/kfd")
 
     # 2x Data Center GPU Max 1550 (Ponte Vecchio) on i915, and the BMC's VGA.
-    m = Machine("gpu-intel-max")
+    m = Machine("gpu-intel-max", base)
     m.host_basics()
     m.pci("0000:02:00.0", 0x1A03, 0x2000, 0x030000, "ast")
     m.pci("0000:29:00.0", 0x8086, 0x0BD5, 0x038000, "i915")
@@ -260,19 +260,19 @@ def build() -> None:
     m.file("/dev/dri/renderD129")
 
     # Arc A770 on xe beside a Tiger Lake iGPU on i915.
-    m = Machine("gpu-intel-arc-igpu")
+    m = Machine("gpu-intel-arc-igpu", base)
     m.host_basics()
     m.pci("0000:00:02.0", 0x8086, 0x9A49, 0x030000, "i915")
     m.pci("0000:03:00.0", 0x8086, 0x56A0, 0x030000, "xe")
     m.pci("0000:04:00.0", 0x8086, 0x4F90, 0x040300, "snd_hda_intel")
 
     # An Intel GPU newer than the bundled table (needs Level Zero).
-    m = Machine("gpu-intel-future")
+    m = Machine("gpu-intel-future", base)
     m.host_basics()
     m.pci("0000:03:00.0", 0x8086, 0xFD80, 0x030000, "xe")
 
     # WSL2 with an RTX 3080 passed through: no PCI bus, no driver files, only /dev/dxg.
-    m = Machine("wsl2-rtx3080")
+    m = Machine("wsl2-rtx3080", base)
     m.file("/proc/sys/kernel/osrelease", "5.15.167.4-microsoft-standard-WSL2\n")
     m.file(
         "/proc/version", "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f)\n"
@@ -283,7 +283,7 @@ def build() -> None:
     m.file("/sys/class/drm/version", "drm 1.1.0 20060810\n")
 
     # Docker container started without --gpus on an L4 host: host /proc and /sys, no device nodes.
-    m = Machine("container-nogpu")
+    m = Machine("container-nogpu", base)
     m.file("/.dockerenv")
     m.file("/proc/sys/kernel/osrelease", "6.8.0-45-generic\n")
     m.file("/proc/1/cgroup", "0::/\n")
@@ -293,14 +293,14 @@ def build() -> None:
     m.file("/dev/null")
 
     # Server without accelerators: BMC VGA, a NIC and a host bridge.
-    m = Machine("nogpu-server")
+    m = Machine("nogpu-server", base)
     m.host_basics()
     m.pci("0000:00:00.0", 0x8086, 0x09A2, 0x060000)
     m.pci("0000:02:00.0", 0x1A03, 0x2000, 0x030000, "ast")
     m.pci("0000:18:00.0", 0x8086, 0x1521, 0x020000, "igb")
 
     # Broken files everywhere: garbage versions, unreadable attributes, link loops.
-    m = Machine("gpu-garbage")
+    m = Machine("gpu-garbage", base)
     m.host_basics()
     m.file("/sys/module/nvidia/version", b"\xff\xfe garbage\x00\n")
     m.file("/proc/driver/nvidia/version", "NVRM version: who knows\n")

@@ -14,7 +14,8 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-DEFAULT_TIMEOUT_S = 5.0
+# below the detection-wide bound (FITWHEEL_DETECT_TIMEOUT, 3 s), so a hung library is named
+DEFAULT_TIMEOUT_S = 2.5
 
 _busy: set[str] = set()
 _busy_lock = threading.Lock()

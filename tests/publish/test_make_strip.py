@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import hashlib
+import importlib.util
 import io
 import json
 import subprocess

@@ -53,34 +53,66 @@ def test_pyproject_without_table(tmp_path: Path) -> None:
     [
         ({"providers": {"a": {"builtin": "a"}}}, "namespace' list is required"),
         (
-            {"default-priorities": {"namespace": ["a"], "feature": {}},
-             "providers": {"a": {"builtin": "a"}}},
+            {
+                "default-priorities": {"namespace": ["a"], "feature": {}},
+                "providers": {"a": {"builtin": "a"}},
+            },
             "unsupported key(s) feature",
         ),
-        ({"default-priorities": {"namespace": ["a", "b"]}, "providers": {"a": {"builtin": "a"}}},
-         "exactly the namespaces"),
-        ({"default-priorities": {"namespace": ["a"]}, "providers": {"a": {}}},
-         "exactly one of requires, static-properties and builtin"),
-        ({"default-priorities": {"namespace": ["a"]},
-          "providers": {"a": {"builtin": "a", "requires": ["x"]}}},
-         "found: requires, builtin"),
-        ({"default-priorities": {"namespace": ["a"]},
-          "providers": {"a": {"build-requires": ["x"]}}},
-         "build-time plugins are not run"),
-        ({"default-priorities": {"namespace": ["a"]},
-          "providers": {"a": {"static-properties": {"f": ["v"], "g": ["w"]}}}},
-         "required when static-properties has 2+ features"),
-        ({"default-priorities": {"namespace": ["a"]},
-          "providers": {"a": {"builtin": "a", "enable-if": "x"}}},
-         "unknown key(s) enable-if"),
-        ({"default-priorities": {"namespace": ["a"]},
-          "providers": {"a": {"builtin": "a", "plugin-api": "m:C"}}},
-         "valid only with requires"),
-        ({"default-priorities": {"namespace": ["A"]}, "providers": {"A": {"builtin": "a"}}},
-         "namespace 'A'"),
-        ({"default-priorities": {"namespace": ["a"]},
-          "providers": {"a": {"static-properties": {"f": ["V!"]}}}},
-         "feature value 'V!'"),
+        (
+            {"default-priorities": {"namespace": ["a", "b"]}, "providers": {"a": {"builtin": "a"}}},
+            "exactly the namespaces",
+        ),
+        (
+            {"default-priorities": {"namespace": ["a"]}, "providers": {"a": {}}},
+            "exactly one of requires, static-properties and builtin",
+        ),
+        (
+            {
+                "default-priorities": {"namespace": ["a"]},
+                "providers": {"a": {"builtin": "a", "requires": ["x"]}},
+            },
+            "found: requires, builtin",
+        ),
+        (
+            {
+                "default-priorities": {"namespace": ["a"]},
+                "providers": {"a": {"build-requires": ["x"]}},
+            },
+            "build-time plugins are not run",
+        ),
+        (
+            {
+                "default-priorities": {"namespace": ["a"]},
+                "providers": {"a": {"static-properties": {"f": ["v"], "g": ["w"]}}},
+            },
+            "required when static-properties has 2+ features",
+        ),
+        (
+            {
+                "default-priorities": {"namespace": ["a"]},
+                "providers": {"a": {"builtin": "a", "enable-if": "x"}},
+            },
+            "unknown key(s) enable-if",
+        ),
+        (
+            {
+                "default-priorities": {"namespace": ["a"]},
+                "providers": {"a": {"builtin": "a", "plugin-api": "m:C"}},
+            },
+            "valid only with requires",
+        ),
+        (
+            {"default-priorities": {"namespace": ["A"]}, "providers": {"A": {"builtin": "a"}}},
+            "namespace 'A'",
+        ),
+        (
+            {
+                "default-priorities": {"namespace": ["a"]},
+                "providers": {"a": {"static-properties": {"f": ["V!"]}}},
+            },
+            "feature value 'V!'",
+        ),
     ],
 )
 def test_invalid_tables_are_explained(table: dict[str, object], words: str) -> None:

@@ -220,3 +220,18 @@ def test_unknown_label_is_incompatible(tmp_path: Path) -> None:
     trace = res.trace_of(torch)
     assert trace is not None and "mystery" in trace.rejected
     assert "mystery" not in trace.ordered
+
+
+def test_installed_versions_are_kept_unless_upgrading(tmp_path: Path) -> None:
+    from packaging.version import Version
+
+    make_wheel(tmp_path, "app", "1.0", requires=["lib"])
+    make_wheel(tmp_path, "lib", "1.0")
+    make_wheel(tmp_path, "lib", "2.0")
+    installed = {"lib": Version("1.0")}
+    assert pins(run(tmp_path, ["app"], installed=installed))["lib"] == "1.0"
+    assert pins(run(tmp_path, ["lib"], installed=installed))["lib"] == "1.0"
+    assert pins(run(tmp_path, ["lib"], installed=installed, upgrade=True))["lib"] == "2.0"
+    # --upgrade applies to what was named: a dependency stays as installed
+    assert pins(run(tmp_path, ["app"], installed=installed, upgrade=True))["lib"] == "1.0"
+    assert pins(run(tmp_path, ["lib>=2"], installed=installed))["lib"] == "2.0"

@@ -1,0 +1,101 @@
+"""``fitwheel install`` against index servers that need credentials, yank files or use find-links
+pages, in real virtual environments."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fwtestkit import build_simple_index, clean_env, make_venv, make_wheel, serve
+
+FITWHEEL = [sys.executable, "-m", "fitwheel", "install"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("idx")
+    make_wheel(root / "w", "yank", "1.0", files={"yank.py": "V = 1\n"})
+    make_wheel(root / "w", "yank", "2.0", files={"yank.py": "V = 2\n"})
+    build_simple_index(root / "w", root / "site", yanked={"yank-2.0-py3-none-any.whl": "broken"})
+    return root / "site"
+
+
+@pytest.fixture
+def venv(tmp_path: Path) -> Path:
+    return make_venv(tmp_path / "venv")
+
+
+def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = clean_env(FITWHEEL_CACHE_DIR=str(tmp_path / "cache"))
+    return subprocess.run(
+        [*FITWHEEL, *args, "--no-variants"], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+def version_in(venv: Path) -> str:
+    return subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import yank; print(yank.V)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def test_yanked_release_only_when_pinned_and_with_a_warning(
+    tmp_path: Path, site: Path, venv: Path
+) -> None:
+    with serve(site) as (url, _):
+        plain = run(tmp_path, "yank", "-i", f"{url}/simple/", "--python", str(venv))
+        assert plain.returncode == 0, plain.stderr
+        assert version_in(venv) == "1" and "yanked" not in plain.stderr
+        pinned = run(tmp_path, "yank==2.0", "-i", f"{url}/simple/", "--python", str(venv))
+        assert pinned.returncode == 0, pinned.stderr
+        assert version_in(venv) == "2"
+        assert "warning: yank 2.0" in pinned.stderr and "broken" in pinned.stderr
+
+
+def test_credentials_in_the_index_url_never_leak(tmp_path: Path, site: Path, venv: Path) -> None:
+    with serve(site, credentials=("ci", "t0ken")) as (url, _):
+        secret_url = url.replace("http://", "http://ci:t0ken@") + "/simple/"
+        report = tmp_path / "report.json"
+        done = run(
+            tmp_path, "yank", "-i", secret_url, "--python", str(venv), "--report", str(report)
+        )
+        assert done.returncode == 0, done.stderr
+        assert "t0ken" not in report.read_text()
+        assert json.loads(report.read_text())["indexes"] == [f"{url}/simple/"]
+        denied = run(tmp_path, "yank", "-i", f"{url}/simple/", "--python", str(venv))
+        assert denied.returncode == 1 and "401" in denied.stderr
+        wrong = run(
+            tmp_path,
+            "yank",
+            "-i",
+            url.replace("http://", "http://ci:nope@") + "/simple/",
+            "--python",
+            str(venv),
+        )
+        assert wrong.returncode == 1 and "nope" not in wrong.stderr
+
+
+def test_pip_configuration_is_honoured(tmp_path: Path, site: Path, venv: Path) -> None:
+    with serve(site) as (url, state):
+        conf = tmp_path / "pip.conf"
+        conf.write_text(f"[global]\nindex-url = {url}/simple/\n")
+        # this machine's own pip files must not take part: a home and config dirs of our own
+        env = clean_env(
+            FITWHEEL_CACHE_DIR=str(tmp_path / "cache"),
+            PIP_CONFIG_FILE=str(conf),
+            HOME=str(tmp_path),
+            XDG_CONFIG_HOME=str(tmp_path / "config"),
+            XDG_CONFIG_DIRS=str(tmp_path / "xdg"),
+        )
+        done = subprocess.run(
+            [*FITWHEEL, "yank", "--python", str(venv), "--no-variants"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        assert any(path == "/simple/yank/" for _m, path, _h in state.requests)
