@@ -5,6 +5,7 @@ after the warm-up round, as they would on a developer machine):
 
 - 40 small wheels with a dependency chain, from a local find-links folder (no network);
 - the same from a static simple index served on 127.0.0.1 (PEP 691 JSON + PEP 658 metadata);
+- 5 wheels of 400 modules each, to show the unpacked-wheel cache (copy and hard-link modes);
 - a variant package (torch stand-ins for every label of the published torch 2.9.0 file) from
   that index: fitwheel picks the variant for an H100 profile; uv and pip see only the
   non-variant wheel, so they do less work — the ratio is the price of variant selection.
@@ -94,6 +95,26 @@ def main() -> None:
                 ),
                 Case.command("uv", [*uv, *local, *roots], setup=fresh, env=env),
                 Case.command("pip", [*pip, *local, *roots], setup=fresh, env=env),
+            ],
+            repeat=5,
+        )
+        big = work / "big"
+        for i in range(5):
+            modules = {f"big{i}/m{j:03d}.py": f"X = {j}\n" + "# padding\n" * 40 for j in range(400)}
+            kit.make_wheel(big, f"big{i}", "1.0", files=modules)  # type: ignore[attr-defined]
+        many = ["--no-index", "--find-links", str(big)] + [f"big{i}" for i in range(5)]
+        compare(
+            "install 5 wheels of 400 modules each (2,000 files) from a find-links folder",
+            [
+                Case.command("fitwheel", [*fitwheel, *many, "--no-variants"], setup=fresh, env=env),
+                Case.command(
+                    "fitwheel --link-mode hardlink",
+                    [*fitwheel, *many, "--no-variants", "--link-mode", "hardlink"],
+                    setup=fresh,
+                    env=env,
+                ),
+                Case.command("uv", [*uv, *many], setup=fresh, env=env),
+                Case.command("pip", [*pip, *many], setup=fresh, env=env),
             ],
             repeat=5,
         )

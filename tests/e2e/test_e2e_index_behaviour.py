@@ -99,3 +99,27 @@ def test_pip_configuration_is_honoured(tmp_path: Path, site: Path, venv: Path) -
         )
         assert done.returncode == 0, done.stderr
         assert any(path == "/simple/yank/" for _m, path, _h in state.requests)
+
+
+def test_a_project_on_two_indexes_is_named_in_a_warning(
+    tmp_path: Path, site: Path, venv: Path
+) -> None:
+    other = tmp_path / "other"
+    make_wheel(other / "w", "yank", "1.5", files={"yank.py": "V = 15\n"})
+    build_simple_index(other / "w", other / "site")
+    with serve(site) as (url, _), serve(other / "site") as (url2, _):
+        done = run(
+            tmp_path,
+            "yank",
+            "-i",
+            f"{url}/simple/",
+            "--extra-index-url",
+            f"{url2}/simple/",
+            "--python",
+            str(venv),
+        )
+        assert done.returncode == 0, done.stderr
+        assert version_in(venv) == "15"  # 1.5 on the extra index beats 1.0 (2.0 is yanked)
+        assert "yank is published on 2 indexes" in done.stderr
+        single = run(tmp_path, "yank", "-i", f"{url}/simple/", "--python", str(venv))
+        assert "published on" not in single.stderr

@@ -4,6 +4,7 @@ uv 0.13.8 (variant-aware), pip (plain wheels) and fitwheel's own index reader.""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import subprocess
 import sys
 import urllib.request
@@ -99,6 +100,34 @@ def _uv_install(url: str, target: Path, driver: str, sm: str) -> str:
     return installed_build(python, "demo_pkg")
 
 
+H100 = Path(__file__).resolve().parents[1] / "data" / "profiles" / "h100.json"
+has_fitwheel_install = importlib.util.find_spec("fitwheel.cli.install_cmd") is not None
+
+
+def _fitwheel_install(url: str, target: Path) -> str:
+    """Install demo_pkg with fitwheel for an H100 profile."""
+    python = fresh_venv(target)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fitwheel",
+            "install",
+            "demo_pkg",
+            "--index-url",
+            f"{url}/simple/",
+            "--python",
+            str(python),
+            "--profile",
+            str(H100),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return installed_build(python, "demo_pkg")
+
+
 def _pip_install(url: str, target: Path, package: str) -> Path:
     subprocess.run(
         [
@@ -170,6 +199,8 @@ def test_nginx_plain_static_hosting(index: Path, tmp_path: Path) -> None:
         assert content_type == "text/html"
         _check_links(page_url, body, content_type)
         assert _uv_install(url, tmp_path / "uv", "13.0", "9.0") == "cu13"
+        if has_fitwheel_install:
+            assert _fitwheel_install(url, tmp_path / "fw") == "cu13"
         target = _pip_install(url, tmp_path / "pip", "other-pkg")
         assert (target / "other_pkg" / "__init__.py").read_text() == "BUILD = 'other'\n"
 
@@ -187,5 +218,7 @@ def test_nginx_with_content_negotiation(index: Path, tmp_path: Path) -> None:
         root, root_type = _fetch(f"{url}/simple/", JSON_ACCEPT)
         assert root_type == "application/vnd.pypi.simple.v1+json" and b"demo-pkg" in root
         assert _uv_install(url, tmp_path / "uv", "12.8", "9.0") == "cu12"
+        if has_fitwheel_install:
+            assert _fitwheel_install(url, tmp_path / "fw") == "cu13"
         target = _pip_install(url, tmp_path / "pip", "demo-pkg")
         assert (target / "demo_pkg" / "__init__.py").read_text() == "BUILD = 'plain'\n"

@@ -235,3 +235,38 @@ def test_installed_versions_are_kept_unless_upgrading(tmp_path: Path) -> None:
     # --upgrade applies to what was named: a dependency stays as installed
     assert pins(run(tmp_path, ["app"], installed=installed, upgrade=True))["lib"] == "1.0"
     assert pins(run(tmp_path, ["lib>=2"], installed=installed))["lib"] == "2.0"
+
+
+def test_variant_metadata_is_read_only_for_versions_the_resolver_tries(tmp_path: Path) -> None:
+    folder = torch_folder(tmp_path)
+    make_wheel(
+        folder, "torch", "2.7.0", label="cuda12.6", variant={"nvidia": {"sm_arch": ["90_real"]}}
+    )
+    (folder / "torch-2.7.0-variants.json").write_text("{ not json")
+    res = run(folder, ["torch"], NVIDIA_H100)
+    assert pins(res)["torch"] == "2.9.0-cuda13.0"
+    assert {version for _name, version in res.traces} == {"2.9.0"}
+    with pytest.raises(Exception, match=r"torch-2\.7\.0-variants\.json"):
+        run(folder, ["torch==2.7.0"], NVIDIA_H100)
+
+
+def test_a_newer_release_without_a_fitting_build_is_skipped_with_a_note(tmp_path: Path) -> None:
+    from fitwheel.resolve.resolver import skipped_versions
+
+    folder = torch_folder(tmp_path)
+    make_wheel(
+        folder,
+        "torch",
+        "3.0.0",
+        label="cuda14.0",
+        variant={"nvidia": {"cuda_version_lower_bound": ["14.0"], "sm_arch": ["100_real"]}},
+        variant_doc={
+            "default-priorities": {"namespace": ["nvidia"]},
+            "providers": {"nvidia": {"requires": ["nvidia-provider"]}},
+        },
+    )
+    res = run(folder, ["torch"], NVIDIA_H100)
+    assert pins(res)["torch"] == "2.9.0-cuda13.0"
+    (note,) = skipped_versions(res)
+    assert note.startswith("torch 3.0.0 has no build that runs here (cuda14.0: nvidia")
+    assert note.endswith("so 2.9.0 was chosen")

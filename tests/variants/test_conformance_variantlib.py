@@ -39,7 +39,9 @@ from fitwheel.variants.ordering import Target, order_variants
 from fitwheel.variants.reading import loads_variant_info
 from fitwheel.variants.writing import dump_variant_info
 
-EXAMPLES = int(os.environ.get("FITWHEEL_FUZZ_EXAMPLES", "150"))
+#: the default run stays quick; the slow suite (make fuzz) sets FITWHEEL_FUZZ_EXAMPLES
+EXAMPLES = 150
+FUZZ_EXAMPLES = int(os.environ.get("FITWHEEL_FUZZ_EXAMPLES", "2000"))
 FIXTURES = Path("/work/shared/fixtures/published-variants-json")
 PROFILES = Path(__file__).resolve().parent.parent / "data" / "profiles"
 
@@ -147,9 +149,7 @@ def cases(draw: st.DrawFn) -> tuple[VariantInfo, Target]:
     return info, Target(supported, enabled_optional=enabled, environment=environment)
 
 
-@settings(max_examples=EXAMPLES, deadline=None)
-@given(cases())
-def test_same_order_as_variantlib(case: tuple[VariantInfo, Target]) -> None:
+def check_same_order(case: tuple[VariantInfo, Target]) -> None:
     info, target = case
     ours = order_variants(info, target)
     theirs = variantlib_order(info, target)
@@ -159,6 +159,19 @@ def test_same_order_as_variantlib(case: tuple[VariantInfo, Target]) -> None:
     blocked = {label for label, d in info.variants.items() if d.namespaces & blocked_ns}
     assert ours.labels == [label for label in theirs if label not in blocked]
     assert blocked <= set(ours.rejected)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(cases())
+def test_same_order_as_variantlib(case: tuple[VariantInfo, Target]) -> None:
+    check_same_order(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None)
+@given(cases())
+def test_same_order_as_variantlib_at_length(case: tuple[VariantInfo, Target]) -> None:
+    check_same_order(case)
 
 
 def test_optional_static_provider_differs_from_variantlib():
@@ -199,6 +212,25 @@ def test_null_is_not_invented_unlike_variantlib():
     assert [d.label for d in get_variants_by_priority(variants_json=data)] == ["mkl", "null"]
     info = loads_variant_info(json.dumps(data), "blas-1.0-variants.json", kind="index")
     assert order_variants(info, Target({})).labels == ["mkl"]
+
+
+def test_builtin_provider_is_answered_by_the_target_unlike_variantlib():
+    # Deliberate difference. A ``builtin`` provider names a provider implemented inside the
+    # installer, so its answer is the target's, like a plugin's. variantlib 0.2.2 implements no
+    # builtin provider and refuses any file whose variants use one.
+    data = {
+        "$schema": "https://variants-schema.wheelnext.dev/v0.2.0.json",
+        "default-priorities": {"namespace": ["x86_64"]},
+        "providers": {"x86_64": {"builtin": "x86_64"}},
+        "variants": {"v3": {"x86_64": {"level": ["v3"]}}, "v4": {"x86_64": {"level": ["v4"]}}},
+    }
+    with pytest.raises(RuntimeError, match="Builtin providers are not supported"):
+        get_variants_by_priority(variants_json=data)
+    info = loads_variant_info(json.dumps(data), "cpu-1.0-variants.json", kind="index")
+    target = Target({"x86_64": {"level": ("v3", "v2", "v1")}})
+    assert order_variants(info, target).labels == ["v3"]
+    # Given the same supported list, variantlib's resolver agrees.
+    assert variantlib_order(info, target) == ["v3"]
 
 
 # --- the published torch and torchvision files on realistic machines ---------------------------

@@ -21,7 +21,9 @@ from fitwheel.variants.markers import (
 )
 from fitwheel.variants.model import NULL_LABEL, VariantDescription, VariantProperty
 
-EXAMPLES = int(os.environ.get("FITWHEEL_FUZZ_EXAMPLES", "150"))
+#: the default run stays quick; the slow suite (make fuzz) sets FITWHEEL_FUZZ_EXAMPLES
+EXAMPLES = 150
+FUZZ_EXAMPLES = int(os.environ.get("FITWHEEL_FUZZ_EXAMPLES", "2000"))
 
 CUDA = VariantDescription(
     "cu128",
@@ -84,6 +86,18 @@ def test_variant_properties_keeps_only_supported_values_with_825_semantics():
     # Filtering never removes the feature or the namespace.
     assert evaluate_marker('"nvidia :: sm_arch" in variant_features', LINUX, CUDA, supported={})
     assert evaluate_marker('"nvidia" in variant_namespaces', LINUX, CUDA, supported={})
+
+
+def test_namespaces_without_an_answer_keep_their_values():
+    # A static provider's namespace is answered by the file, not by the target's lists.
+    blas = VariantDescription(
+        "mkl", frozenset({VariantProperty("blas", "provider", "mkl"), *CUDA.properties})
+    )
+    supported = {"nvidia": {"sm_arch": ("110_real",)}}
+    env = variant_marker_environment(blas, supported)
+    assert env["variant_properties"] == frozenset(
+        {"blas :: provider :: mkl", "nvidia :: sm_arch :: 110_real"}
+    )
 
 
 def test_non_variant_wheel_has_an_empty_label_and_empty_sets():
@@ -239,6 +253,13 @@ def _plain_markers(draw: st.DrawFn) -> str:
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(_plain_markers(), st.dictionaries(_names, _words))
 def test_environment_markers_agree_with_packaging(text: str, env: dict[str, str]) -> None:
+    assert evaluate_environment_marker(text, env) is Marker(text).evaluate(env)
+
+
+@pytest.mark.slow
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None)
+@given(_plain_markers(), st.dictionaries(_names, _words))
+def test_environment_markers_agree_with_packaging_at_length(text: str, env: dict[str, str]):
     assert evaluate_environment_marker(text, env) is Marker(text).evaluate(env)
 
 

@@ -24,12 +24,15 @@ from fitwheel.variants.ordering import (
     DeviceConstraint,
     Ordering,
     Target,
+    effective_supported,
     explain_choice,
     order_variants,
     ranked_properties,
 )
 
-EXAMPLES = int(os.environ.get("FITWHEEL_FUZZ_EXAMPLES", "150"))
+#: the default run stays quick; the slow suite (make fuzz) sets FITWHEEL_FUZZ_EXAMPLES
+EXAMPLES = 150
+FUZZ_EXAMPLES = int(os.environ.get("FITWHEEL_FUZZ_EXAMPLES", "2000"))
 
 
 def desc(label: str, *props: str) -> VariantDescription:
@@ -376,6 +379,29 @@ def test_explain_choice_names_the_deciding_property():
     assert ranked_properties(info, none, info.variants["cu130"]) is None
 
 
+def test_effective_supported_is_what_the_selection_used():
+    info = info_of(
+        [
+            plugin("nvidia"),
+            static("blas", {"provider": ["openblas", "mkl"]}),
+            plugin("amd", optional=True),
+        ],
+        [desc("v", "nvidia :: cuda :: 12.8")],
+        property_priorities={"nvidia": {"cuda": ("12.6",)}},
+    )
+    target = Target(
+        sup(
+            nvidia={"sm_arch": ["90_real"], "cuda": ["12.8", "12.6"]},
+            blas={"provider": ["mkl"]},
+            amd={"gfx_arch": ["gfx942"]},
+        )
+    )
+    assert effective_supported(info, target) == {
+        "nvidia": {"sm_arch": ("90_real",), "cuda": ("12.6", "12.8")},
+        "blas": {"provider": ("openblas", "mkl")},
+    }
+
+
 # --- properties over generated files ------------------------------------------------------------
 
 
@@ -410,11 +436,7 @@ def cases(draw: st.DrawFn) -> tuple[VariantInfo, Target]:
     return info, Target(draw(supported_properties(info)), enabled_optional=enabled)
 
 
-@settings(max_examples=EXAMPLES, deadline=None)
-@given(cases())
-def test_every_label_is_either_ordered_or_rejected_and_compatibility_is_the_rule(
-    case: tuple[VariantInfo, Target],
-) -> None:
+def check_partition_and_rule(case: tuple[VariantInfo, Target]) -> None:
     info, target = case
     result = order_variants(info, target)
     ordered = result.labels
@@ -426,6 +448,21 @@ def test_every_label_is_either_ordered_or_rejected_and_compatibility_is_the_rule
         assert (label in ordered) == _compatible(info, target, variant), label
     if NULL_LABEL in ordered:
         assert ordered[-1] == NULL_LABEL
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(cases())
+def test_every_label_is_either_ordered_or_rejected_and_compatibility_is_the_rule(
+    case: tuple[VariantInfo, Target],
+) -> None:
+    check_partition_and_rule(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None)
+@given(cases())
+def test_compatibility_rule_at_length(case: tuple[VariantInfo, Target]) -> None:
+    check_partition_and_rule(case)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)

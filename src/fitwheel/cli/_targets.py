@@ -45,7 +45,8 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gpu-policy",
         metavar="POLICY",
-        help="how GPU variants must fit a machine with several GPUs (default: all of them)",
+        help="how GPU builds must fit a machine with several GPUs: all (default; every GPU), "
+        "any, or device=N",
     )
     parser.add_argument(
         "--enable-optional",

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
-from importlib import resources
 from typing import Any
+
+# A plain path next to this module: importlib.resources would pull in zipfile, tempfile and
+# compression modules, which costs more start-up time than the tables themselves.
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @cache
 def load_table(name: str) -> Any:
     """The decoded JSON of bundled table ``name`` (for example ``"nvidia_pci_devices.json"``)."""
-    text = resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
-    return json.loads(text)
+    with open(os.path.join(_HERE, name), encoding="utf-8") as fh:
+        return json.load(fh)

@@ -38,6 +38,8 @@ class Finder:
     _pages: dict[str, list[Link]] = field(default_factory=dict)
     _find_links: dict[str, list[Link]] | None = None
     _checked_roots: set[str] = field(default_factory=set)
+    #: project -> the indexes whose page for it listed files (more than one: a pooled choice)
+    served_by: dict[str, list[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _require_session(self) -> Session:
@@ -86,20 +88,26 @@ class Finder:
             if key in self._pages:
                 return self._pages[key]
         links: list[Link] = []
+        served: list[str] = []
         for index_url in self.config.index_urls:
             if index_url.startswith("file:"):
-                links += self._local_index(index_url, key)
-                continue
-            session = self._require_session()
-            url = project_url(index_url, key)
-            resp = session.get(url, accept=ACCEPT, what=f"project page of {key}", allow_404=True)
-            if resp is None:
-                self._check_root(index_url)
-                continue
-            links += parse_page(resp.body, resp.content_type, resp.url)
+                found = self._local_index(index_url, key)
+            else:
+                session = self._require_session()
+                url = project_url(index_url, key)
+                what = f"project page of {key}"
+                resp = session.get(url, accept=ACCEPT, what=what, allow_404=True)
+                if resp is None:
+                    self._check_root(index_url)
+                    continue
+                found = parse_page(resp.body, resp.content_type, resp.url)
+            if any(link.is_wheel for link in found):
+                served.append(index_url)
+            links += found
         links += self._find_links_files(key)
         with self._lock:
             self._pages[key] = links
+            self.served_by[key] = served
         return links
 
     def _local_index(self, index_url: str, key: str) -> list[Link]:

@@ -95,8 +95,8 @@ def install_wheels(
 
     with environment_lock(env.prefix, notice=notice):
         notes = recover(env.prefix)
-        txn = Transaction(env.prefix)
         numbers = itertools.count()
+        txn = Transaction(env.prefix)
         try:
             placed: dict[str, str] = {}
             for wheel in wheels:

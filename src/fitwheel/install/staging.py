@@ -3,8 +3,8 @@
 The staging folder lives inside the target environment (so the final move is a rename on one
 filesystem). Files are numbered in small buckets rather than laid out as the final tree, so
 staging creates few folders; each staged file remembers the final path it will take. Nothing
-outside the staging folder is touched here. Byte-compilation, when asked for, also happens in staging,
-by the target interpreter, with the final paths embedded.
+outside the staging folder is touched here. Byte-compilation, when asked for, also happens in
+staging, by the target interpreter, with the final paths embedded.
 """
 
 from __future__ import annotations
@@ -108,13 +108,14 @@ class StagingDestination(WheelDestination):
         return RecordEntry(path, Hash("sha256", digest), size)
 
     def _place_cached(self, member: CachedMember, staged: str, is_executable: bool) -> None:
+        source = member.cached_path
         if self.link_mode == "hardlink":
             try:
-                os.link(member.cached_path, staged)
+                os.link(source, staged)
                 return
             except OSError:
                 pass  # another filesystem, or links not allowed: copy instead
-        shutil.copyfile(member.cached_path, staged)
+        shutil.copyfile(source, staged)
         if is_executable:
             os.chmod(staged, 0o755)
 

@@ -26,7 +26,7 @@ from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
 from fitwheel.resolve.requirements import UserInput, UserRequirement, collect
-from fitwheel.resolve.resolver import Resolution, resolve
+from fitwheel.resolve.resolver import Resolution, resolve, skipped_versions
 from fitwheel.variants.ordering import Target
 
 
@@ -240,6 +240,15 @@ def _run_install(
             Planned(cand, cand.name in resolution.requested, action, sha256=cand.link.sha256)
         )
     outcome = InstallOutcome(env, config, resolution, planned, None)
+    outcome.warnings += skipped_versions(resolution)
+    for cand in resolution.pins:
+        served = source.finder.served_by.get(cand.name, [])
+        if len(served) > 1:
+            outcome.warnings.append(
+                f"{cand.name} is published on {len(served)} indexes ({', '.join(served)}); as pip "
+                "does, fitwheel took the best version among all of them. Give one --index-url "
+                "without --extra-index-url if only one of them should count"
+            )
     for cand in resolution.pins:
         if cand.link.yanked is not None:
             why = f": {cand.link.yanked}" if cand.link.yanked else ""

@@ -213,19 +213,23 @@ def analyze_wheel(
     return record, metadata
 
 
-def _scan(wheel_dir: Path, out_dir: Path) -> list[tuple[Path, str]]:
-    found: list[tuple[Path, str]] = []
+def _scan(wheel_dir: Path, out_dir: Path) -> list[tuple[Path, str, os.stat_result]]:
+    """Every ``*.whl`` under ``wheel_dir`` (hidden names and the output folder skipped)."""
+    found: list[tuple[Path, str, os.stat_result]] = []
     out_resolved = out_dir.resolve()
-    for root, dirs, files in os.walk(wheel_dir):
-        root_path = Path(root)
-        # Never index the output folder when it sits inside the wheel folder.
-        dirs[:] = sorted(
-            d for d in dirs if (root_path / d).resolve() != out_resolved and not d.startswith(".")
-        )
-        for name in sorted(files):
-            if name.endswith(".whl") and not name.startswith("."):
-                path = root_path / name
-                found.append((path, path.relative_to(wheel_dir).as_posix()))
+    pending = [(wheel_dir, "")]
+    while pending:
+        folder, prefix = pending.pop()
+        with os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir():
+                    # Never index the output folder when it sits inside the wheel folder.
+                    if Path(entry.path).resolve() != out_resolved:
+                        pending.append((Path(entry.path), f"{prefix}{entry.name}/"))
+                elif entry.name.endswith(".whl") and entry.is_file():
+                    found.append((Path(entry.path), prefix + entry.name, entry.stat()))
     return found
 
 
@@ -394,11 +398,9 @@ def _root_pages(projects: list[str]) -> tuple[bytes, bytes]:
 
 
 def _fingerprint(items: Iterable[Any]) -> str:
-    digest = hashlib.sha256(str(FORMAT_VERSION).encode())
-    for item in items:
-        digest.update(json.dumps(item, sort_keys=True).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
+    # repr of tuples of str/None is unambiguous and much cheaper than JSON
+    text = "\n".join(repr(item) for item in items)
+    return hashlib.sha256(f"{FORMAT_VERSION}\n{text}".encode()).hexdigest()
 
 
 def build_index(
@@ -422,8 +424,7 @@ def build_index(
     records: dict[str, WheelRecord] = {}
     metadata_of: dict[str, bytes] = {}
     by_filename: dict[str, str] = {}
-    for path, relpath in _scan(source, out):
-        stat = path.stat()
+    for path, relpath, stat in _scan(source, out):
         cached = manifest.wheels.get(relpath)
         if (
             cached is not None
@@ -460,7 +461,7 @@ def build_index(
         if (
             previous is not None
             and previous.get("fingerprint") == fingerprint
-            and all((out / rel).exists() for rel in written)
+            and all(os.path.exists(os.path.join(out, rel)) for rel in written)
         ):
             new_projects[project] = previous
             report.variants_files += [r for r in written if r.endswith("-variants.json")]

@@ -419,8 +419,8 @@ class _Verifier:
     def __init__(self, archive: WheelArchive, record: Mapping[str, RecordEntry]) -> None:
         self.archive = archive
         self.record = record
-        # One core stays with the copying thread.
-        workers = max(1, min(4, (os.cpu_count() or 2) - 1))
+        # The copying thread mostly waits on the kernel, so every core can inflate.
+        workers = max(1, min(4, os.cpu_count() or 1))
         self.queues: list[queue.Queue[_Job | None]] = [
             queue.Queue(self.QUEUE_CHUNKS) for _ in range(workers)
         ]

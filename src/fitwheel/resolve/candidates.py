@@ -118,12 +118,19 @@ def _read_variants(
     ), "wheels' variant.json"
 
 
+#: a compatible wheel: its link, parsed filename and best tag rank (0: most specific)
+_Wheel = tuple[Link, WheelFilename, int]
+
+
 @dataclass
 class CandidateSource:
     finder: Finder
     options: Options
     traces: dict[tuple[NormalizedName, str], VersionTrace] = field(default_factory=dict)
-    _cache: dict[NormalizedName, list[Candidate]] = field(default_factory=dict)
+    _versions: dict[NormalizedName, list[tuple[Version, list[_Wheel]]]] = field(
+        default_factory=dict
+    )
+    _ordered: dict[tuple[NormalizedName, Version], list[Candidate]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ranks: dict[Tag, int] | None = None
     _gates: dict[NormalizedName, threading.Lock] = field(default_factory=dict)
@@ -143,23 +150,41 @@ class CandidateSource:
         except InvalidSpecifier:
             return True  # pip ignores a broken requires-python, and so does fitwheel
 
-    def candidates(self, name: str) -> list[Candidate]:
-        """Every installable candidate, newest version first, best wheel first within a version.
-
-        Computed once per project; a concurrent caller (a prefetch) waits for the first."""
+    def versions(self, name: str) -> list[tuple[Version, list[_Wheel]]]:
+        """The project's installable versions, newest first, with their compatible wheels
+        (cheap: no variant metadata is read here). Computed once; concurrent callers wait."""
         key = canonicalize_name(name)
         with self._lock:
-            if key in self._cache:
-                return self._cache[key]
+            if key in self._versions:
+                return self._versions[key]
             gate = self._gates.setdefault(key, threading.Lock())
         with gate:
-            if key in self._cache:
-                return self._cache[key]
-            return self._compute(key)
+            if key not in self._versions:
+                found = self._scan(key)
+                with self._lock:
+                    self._versions[key] = found
+            return self._versions[key]
 
-    def _compute(self, key: NormalizedName) -> list[Candidate]:
+    def version_candidates(self, name: str, version: Version) -> list[Candidate]:
+        """The candidates of one version, best first (variant metadata is read here, once)."""
+        key = canonicalize_name(name)
+        wheels = dict(self.versions(key)).get(version, [])
+        with self._lock:
+            gate = self._gates[key]
+        with gate:
+            cached = self._ordered.get((key, version))
+            if cached is None:
+                cached = self._order_version(key, version, wheels)
+                self._ordered[(key, version)] = cached
+            return cached
+
+    def candidates(self, name: str) -> list[Candidate]:
+        """Every candidate of every version, newest first (reads all variant metadata)."""
+        return [c for v, _ in self.versions(name) for c in self.version_candidates(name, v)]
+
+    def _scan(self, key: NormalizedName) -> list[tuple[Version, list[_Wheel]]]:
         tag_rank = self._tag_rank()
-        by_version: dict[Version, list[tuple[Link, WheelFilename, int]]] = {}
+        by_version: dict[Version, list[_Wheel]] = {}
         for link in self.finder.links(key):
             if not link.is_wheel:
                 continue
@@ -174,19 +199,12 @@ class CandidateSource:
             if not ranks:
                 continue
             by_version.setdefault(version, []).append((link, wheel, min(ranks)))
-        out: list[Candidate] = []
-        for version in sorted(by_version, reverse=True):
-            out += self._order_version(key, version, by_version[version])
-        with self._lock:
-            self._cache[key] = out
-        return out
+        return sorted(by_version.items(), key=lambda item: item[0], reverse=True)
 
     def _order_version(
-        self, name: NormalizedName, version: Version, wheels: list[tuple[Link, WheelFilename, int]]
+        self, name: NormalizedName, version: Version, wheels: list[_Wheel]
     ) -> list[Candidate]:
-        def best(
-            items: list[tuple[Link, WheelFilename, int]],
-        ) -> list[tuple[Link, WheelFilename, int]]:
+        def best(items: list[_Wheel]) -> list[_Wheel]:
             # best tag first, then the highest build number (as pip orders)
             return sorted(items, key=lambda t: (t[2], _build_key(t[1].build)))
 

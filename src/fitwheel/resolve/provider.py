@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import email.parser
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,7 +91,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         identifier: str,
         requirements: Mapping[str, Iterator[Requirement]],
         incompatibilities: Mapping[str, Iterator[Candidate]],
-    ) -> Iterator[Candidate]:
+    ) -> Callable[[], Iterator[Candidate]]:
         name = canonicalize_name(identifier.split("[", 1)[0])
         extras = (
             frozenset(identifier[len(name) + 1 : -1].split(","))
@@ -106,38 +106,45 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         allow_pre = self.source.options.pre or any(
             s.prereleases for spec in specifiers for s in spec
         )
-        out: list[Candidate] = []
-        yanked: list[Candidate] = []
-        for cand in self.source.candidates(name):
-            if (cand.version, cand.link.url) in bad:
-                continue
-            if cand.version.is_prerelease and not allow_pre:
-                continue
-            if not all(spec.contains(cand.version, prereleases=True) for spec in specifiers):
-                continue
-            cand = cand.with_extras(extras) if extras else cand
-            if cand.link.yanked is not None:
-                yanked.append(cand)
-                continue
-            out.append(cand)
-        # PEP 592: a yanked file is used only when an exact pin leaves nothing else
-        if not out and yanked and any(_pinned(s) for s in specifiers):
-            out = yanked
-        if not out and not allow_pre:
+
+        def wanted(version: Version, pre: bool) -> bool:
+            if version.is_prerelease and not pre:
+                return False
+            return all(spec.contains(version, prereleases=True) for spec in specifiers)
+
+        versions = self.source.versions(name)
+
+        def live(wheels: list[Any]) -> bool:
+            return any(link.yanked is None for link, _w, _r in wheels)
+
+        chosen = [v for v, wheels in versions if wanted(v, allow_pre) and live(wheels)]
+        use_yanked = False
+        if not chosen and any(_pinned(s) for s in specifiers):
+            # PEP 592: a yanked file is used only when an exact pin leaves nothing else
+            chosen = [v for v, _w in versions if wanted(v, allow_pre)]
+            use_yanked = True
+        if not chosen and not allow_pre:
             # as pip does: pre-releases count when nothing final matches
-            pre = [
-                c
-                for c in self.source.candidates(name)
-                if c.version.is_prerelease
-                and all(s.contains(c.version, prereleases=True) for s in specifiers)
-                and (c.version, c.link.url) not in bad
-                and c.link.yanked is None
-            ]
-            out = [c.with_extras(extras) if extras else c for c in pre]
+            chosen = [v for v, wheels in versions if wanted(v, True) and live(wheels)]
         keep = self.preferred.get(name)
         if keep is not None:
-            out.sort(key=lambda c: c.version != keep)
-        return (c for c in out if self._python_ok(c))
+            chosen.sort(key=lambda v: v != keep)
+
+        def generate() -> Iterator[Candidate]:
+            # lazily: a version's variant metadata is read only if the resolver gets that far
+            for version in chosen:
+                for cand in self.source.version_candidates(name, version):
+                    if (cand.version, cand.link.url) in bad:
+                        continue
+                    if cand.link.yanked is not None and not use_yanked:
+                        continue
+                    if not self._python_ok(cand):
+                        continue
+                    yield cand.with_extras(extras) if extras else cand
+
+        # a factory, not an iterator: resolvelib lists an iterator at once but calls a factory
+        # only when it needs candidates, so older versions' variant files may never be read
+        return generate
 
     def _python_ok(self, candidate: Candidate) -> bool:
         """The wheel's own Requires-Python (read lazily: only candidates the resolver tries)."""
@@ -171,9 +178,11 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
 
     def _warm(self, name: str) -> None:
         with contextlib.suppress(Exception):
-            candidates = self.source.candidates(name)
-            if candidates:
-                self._requires(candidates[0])
+            versions = self.source.versions(name)
+            if versions:
+                candidates = self.source.version_candidates(name, versions[0][0])
+                if candidates:
+                    self._requires(candidates[0])
 
     def close(self) -> None:
         if self._pool is not None:

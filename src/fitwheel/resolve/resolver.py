@@ -128,9 +128,7 @@ def _impossible_message(exc: Any, source: CandidateSource) -> str:
         req = cause.requirement
         name = canonicalize_name(req.name)
         parent = f" (needed by {cause.parent.name} {cause.parent.version})" if cause.parent else ""
-        available = sorted(
-            {str(c.version) for c in source.candidates(name)}, key=Version, reverse=True
-        )
+        available = [str(version) for version, _wheels in source.versions(name)]
         offer = (
             ", ".join(available[:8]) if available else "no wheel for this interpreter and platform"
         )
@@ -199,3 +197,21 @@ def check_gpu_fallback(resolution: Resolution, devices: Sequence[Device]) -> Non
             "--variant "
             f"{cand.name}=LABEL to force a build, or pin a version that supports this GPU."
         )
+
+
+def skipped_versions(resolution: Resolution) -> list[str]:
+    """One line per newer version that was passed over because no build of it fits the target
+    (say, a release that dropped this GPU's architecture): that choice deserves a mention."""
+    lines = []
+    for cand in resolution.pins:
+        for (name, version), trace in resolution.traces.items():
+            if name != cand.name or Version(version) <= cand.version:
+                continue
+            if trace.ordered or trace.has_plain_wheel or trace.forced:
+                continue
+            reasons = "; ".join(f"{label}: {why}" for label, why in trace.rejected.items())
+            lines.append(
+                f"{name} {version} has no build that runs here ({reasons or 'no wheels'}), "
+                f"so {cand.version} was chosen"
+            )
+    return lines

@@ -65,14 +65,19 @@ def variant_marker_environment(
 ) -> dict[str, str | frozenset[str]]:
     """The values of the four variant markers for ``variant`` (None: a non-variant wheel).
 
-    With ``supported``, ``variant_properties`` keeps only the values the target supports.
+    With ``supported``, ``variant_properties`` keeps only the values the target supports. Give
+    the supported lists the selection used (:func:`fitwheel.variants.ordering.effective_supported`);
+    a namespace ``supported`` does not mention keeps all its values, since the selected wheel's
+    namespaces are all supported and only a static provider's answer can be missing there.
     """
     if variant is None:
         return dict(_NON_VARIANT)
     props = variant.properties
     if supported is not None:
         props = frozenset(
-            p for p in props if p.value in supported.get(p.namespace, {}).get(p.feature, ())
+            p
+            for p in props
+            if p.namespace not in supported or p.value in supported[p.namespace].get(p.feature, ())
         )
     return {
         "variant_namespaces": frozenset(p.namespace for p in variant.properties),

@@ -6,7 +6,6 @@ so the rest of fitwheel never sees which generation of the format a file used.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -127,6 +126,8 @@ def default_label(props: Iterable[VariantProperty]) -> str:
     ordered = sorted(set(props))
     if not ordered:
         return NULL_LABEL
+    import hashlib  # only publishing derives labels; keep it off the start-up path
+
     digest = hashlib.sha256()
     for prop in ordered:
         digest.update(f"{prop}\n".encode())

@@ -6,6 +6,8 @@ Public API (stable; other layers call only these):
 - :func:`order_variants(info, target) -> Ordering`
 - :func:`ranked_properties(info, target, variant)` and :func:`explain_choice(info, target,
   ordering)`: what the order was decided on, for ``--explain`` style output.
+- :func:`effective_supported(info, target)`: the supported lists the selection used (static
+  providers answered from the file), for evaluating variant markers.
 
 Where the supported values come from, per provider kind:
 
@@ -42,6 +44,7 @@ __all__ = [
     "DeviceConstraint",
     "Ordering",
     "Target",
+    "effective_supported",
     "explain_choice",
     "order_variants",
     "ranked_properties",
@@ -175,29 +178,29 @@ class _Resolver:
         else:
             supported = self.target.supported.get(ns) or {}
 
-        feature_index: dict[str, int] = {}
-        for name in (
-            *self.info.feature_priorities.get(ns, ()),
-            *(provider.feature_order or ()),
-            *supported,
-        ):
-            feature_index.setdefault(name, len(feature_index))
+        # dict.fromkeys keeps the first occurrence of each name, in order, at C speed.
+        feature_order = dict.fromkeys(
+            (
+                *self.info.feature_priorities.get(ns, ()),
+                *(provider.feature_order or ()),
+                *supported,
+            )
+        )
+        feature_index = dict(zip(feature_order, range(len(feature_order)), strict=True))
 
         value_prios = self.info.property_priorities.get(ns) or {}
         features: dict[str, _Feature] = {}
         for name, values in supported.items():
             if not values:
                 continue
-            ranks: dict[str, int] = {}
             prio = value_prios.get(name)
             if prio:
                 # Priorities reorder supported values; they never make a value supported.
                 available = set(values)
-                for value in prio:
-                    if value in available:
-                        ranks.setdefault(value, len(ranks))
-            for value in values:
-                ranks.setdefault(value, len(ranks))
+                ordered = dict.fromkeys((*(v for v in prio if v in available), *values))
+            else:
+                ordered = dict.fromkeys(values)
+            ranks = dict(zip(ordered, range(len(ordered)), strict=True))
             features[name] = _Feature(feature_index[name], ranks)
         return _Namespace(self._namespace_index(ns), features, static)
 
@@ -321,6 +324,24 @@ def order_variants(info: VariantInfo, target: Target) -> Ordering:
         ranked.append(((*(item[0] for item in result), _EXHAUSTED), variant.label, variant))
     ranked.sort(key=lambda item: (item[0], item[1]))
     return Ordering(tuple(item[2] for item in ranked), rejected)
+
+
+def effective_supported(info: VariantInfo, target: Target) -> dict[str, dict[str, tuple[str, ...]]]:
+    """What the selection treats as supported, per namespace of ``info``, in preference order:
+    static providers' lists from the file, the target's answers for the others; namespaces that
+    are disabled (optional, enable-if) are left out. This is the ``supported`` that variant
+    markers filter ``variant_properties`` with."""
+    resolver = _Resolver(info, target)
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for ns in info.providers:
+        answer = resolver.namespace(ns)
+        if isinstance(answer, str):
+            continue
+        out[ns] = {
+            name: tuple(sorted(feature.ranks, key=feature.ranks.__getitem__))
+            for name, feature in sorted(answer.features.items(), key=lambda kv: kv[1].index)
+        }
+    return out
 
 
 def ranked_properties(
