@@ -191,6 +191,24 @@ def test_json_path_imports_no_rich(env: dict[str, str]) -> None:
     assert proc.stderr.strip().endswith("False")
 
 
+@pytest.mark.parametrize("cache", [["--no-cache"], []])
+def test_json_path_leaves_heavy_modules_unloaded(env: dict[str, str], cache: list[str]) -> None:
+    heavy = ("packaging", "rich", "urllib3", "resolvelib", "variantlib", "logging")
+    code = (
+        "import sys; from fitwheel.cli.main import main; "
+        f"rc = main(['detect', '--json', *{cache!r}]); "
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr); "
+        "raise SystemExit(rc)"
+    )
+    for _ in range(2):  # the second run of the cached form answers from the cache
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.strip() == "[]"
+        assert json.loads(proc.stdout)["fitwheel_profile"] == 1
+
+
 def test_second_run_answers_from_the_cache_identically(env: dict[str, str]) -> None:
     first = fitwheel("detect", "--json", env=env)
     second = fitwheel("detect", "--json", env=env)

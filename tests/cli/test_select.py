@@ -281,6 +281,23 @@ def test_select_loads_no_http_resolver_or_rich(tmp_path: Path) -> None:
     assert json.loads(proc.stdout)["ordered"][0] == "cuda13.0"
 
 
+def test_select_start_up_leaves_packaging_and_process_machinery_unloaded() -> None:
+    # The torch 2.9 file has requires and enable-if in their common forms: checking them must
+    # not load packaging (which brings subprocess, logging and platform with it).
+    script = (
+        "import sys\n"
+        "from fitwheel.cli.main import main\n"
+        f"code = main(['select', {str(TORCH29)!r}, '--profile', {str(H100)!r}, '--json'])\n"
+        "names = ('packaging', 'subprocess', 'logging', 'platform', 'rich', 'urllib3')\n"
+        "print(code, sorted(m for m in names if m in sys.modules), file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert proc.stderr.strip() == "0 []"
+    assert json.loads(proc.stdout)["ordered"][0] == "cuda13.0"
+
+
 def test_the_installed_command_runs(tmp_path: Path) -> None:
     exe = Path(sys.executable).with_name("fitwheel")
     proc = subprocess.run(

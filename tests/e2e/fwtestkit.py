@@ -296,17 +296,57 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve(False)
 
 
+def self_signed_cert(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (made with the openssl command)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
 @contextlib.contextmanager
-def serve(root: Path, **options: Any) -> Iterator[tuple[str, ServerState]]:
-    """Serve ``root`` on 127.0.0.1 (a free port); yields (base URL, state)."""
+def serve(
+    root: Path, tls: tuple[Path, Path] | None = None, **options: Any
+) -> Iterator[tuple[str, ServerState]]:
+    """Serve ``root`` on 127.0.0.1 (a free port), over TLS when ``tls`` gives (cert, key);
+    yields (base URL, state)."""
     state = ServerState(root=root, **options)
     handler = type("Handler", (_Handler,), {"state": state})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
+    scheme = "http"
+    if tls is not None:
+        import ssl
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(tls[0]), str(tls[1]))
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        scheme = "https"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", state
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}", state
     finally:
         server.shutdown()
         server.server_close()

@@ -257,16 +257,22 @@ def build_index(wheels: Path, out: Path, *, copy: bool = False) -> Path:
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass
+
+
+class _Server(ThreadingHTTPServer):
+    # socketserver's default backlog of 5 drops the SYNs of a client that opens many connections
+    # at once (uv does); each dropped one costs a 1 s retransmit, which would be timed.
+    request_queue_size = 256
+    daemon_threads = True
 
 
 @contextlib.contextmanager
 def serve(root: Path) -> Iterator[str]:
     """Serve ``root`` as static files on 127.0.0.1; yields the simple index URL."""
     handler = partial(_QuietHandler, directory=str(root))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

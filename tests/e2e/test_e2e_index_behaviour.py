@@ -123,3 +123,25 @@ def test_a_project_on_two_indexes_is_named_in_a_warning(
         assert "yank is published on 2 indexes" in done.stderr
         single = run(tmp_path, "yank", "-i", f"{url}/simple/", "--python", str(venv))
         assert "published on" not in single.stderr
+
+
+def test_a_second_install_waits_for_the_first(tmp_path: Path, site: Path, venv: Path) -> None:
+    from fitwheel.install.transaction import environment_lock
+
+    with serve(site) as (url, _):
+        env = clean_env(FITWHEEL_CACHE_DIR=str(tmp_path / "cache"))
+        with environment_lock(venv):
+            proc = subprocess.Popen(
+                [*FITWHEEL, "yank", "-i", f"{url}/simple/", "--python", str(venv), "--no-variants"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            assert proc.stderr is not None
+            assert "waiting for another fitwheel process" in proc.stderr.readline()
+            site_packages = next((venv / "lib").glob("python*/site-packages"))
+            assert not list(site_packages.glob("yank*"))
+        _out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        assert version_in(venv) == "1"

@@ -92,6 +92,11 @@ def venv(base_venv: Path, tmp_path: Path) -> Path:
     return target
 
 
+def user_files(venv: Path) -> dict[str, str]:
+    """The environment's files, without fitwheel's own lock and journal folder."""
+    return {k: v for k, v in snapshot(venv).items() if not k.startswith(".fitwheel")}
+
+
 def profile(tmp_path: Path, data: dict[str, Any]) -> str:
     path = tmp_path / "profile.json"
     path.write_text(json.dumps(data))
@@ -195,7 +200,7 @@ def test_cpu_machine_gets_the_null_builds(tmp_path: Path, server: str, venv: Pat
 def test_unsupported_gpu_fails_loudly_and_changes_nothing(
     tmp_path: Path, server: str, venv: Path
 ) -> None:
-    before = snapshot(venv)
+    before = user_files(venv)
     done = fitwheel(
         tmp_path,
         "torch",
@@ -211,7 +216,7 @@ def test_unsupported_gpu_fails_loudly_and_changes_nothing(
     assert done.stderr.count("\n") == 1, "one paragraph"
     for part in ("Tesla K40", "35_real", "cuda12.6", "cuda13.0", "--allow-fallback"):
         assert part in done.stderr
-    assert {k: v for k, v in snapshot(venv).items() if not k.startswith(".fitwheel")} == before
+    assert user_files(venv) == before
     fallback = fitwheel(
         tmp_path,
         "torch",
@@ -228,7 +233,7 @@ def test_unsupported_gpu_fails_loudly_and_changes_nothing(
 
 
 def test_explain_and_dry_run(tmp_path: Path, server: str, venv: Path) -> None:
-    before = snapshot(venv)
+    before = user_files(venv)
     done = fitwheel(
         tmp_path,
         "torch",
@@ -251,7 +256,7 @@ def test_explain_and_dry_run(tmp_path: Path, server: str, venv: Path) -> None:
     assert "nvidia (sysfs+nvml)" in explain
     data = json.loads("{" + report)
     assert [e["variant_label"] for e in data["install"] if e["name"] == "torch"] == ["cuda13.0"]
-    assert {k: v for k, v in snapshot(venv).items() if not k.startswith(".fitwheel")} == before
+    assert user_files(venv) == before
 
 
 def test_no_variants_and_forced_variant(tmp_path: Path, server: str, venv: Path) -> None:
@@ -330,10 +335,10 @@ def test_require_hashes(tmp_path: Path, server: str, venv: Path, site: Path) -> 
         f"requests-lite==1.0 --hash=sha256:{sha256_of(wheel)}\n"
         f"filelock==1.0 --hash=sha256:{'0' * 64}\n"
     )
-    before = snapshot(venv)
+    before = user_files(venv)
     done = fitwheel(tmp_path, "-r", str(reqs), *args)
     assert done.returncode == 1 and "hash" in done.stderr
-    assert {k: v for k, v in snapshot(venv).items() if not k.startswith(".fitwheel")} == before
+    assert user_files(venv) == before
     reqs.write_text(
         f"requests-lite==1.0 --hash=sha256:{sha256_of(wheel)}\n"
         f"filelock==1.0 --hash=sha256:{sha256_of(dep)}\n"

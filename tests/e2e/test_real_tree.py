@@ -266,3 +266,15 @@ def test_pip_uninstalls_what_fitwheel_installed(tree: Tree, tmp_path: Path) -> N
     finally:
         _fitwheel_install(venv, tree.url, tree.cache, tmp_path / "restore.json")
     assert _versions(venv)["rich"] == CLOSURE["rich"]
+
+
+def test_what_pip_installed_counts_as_installed(tree: Tree, tmp_path: Path) -> None:
+    before = _state(tree.pip_venv)
+    report = tmp_path / "over-pip.json"
+    _fitwheel_install(tree.pip_venv, tree.url, tmp_path / "cache", report)
+    entries = json.loads(report.read_text(encoding="utf-8"))["install"]
+    assert {e["action"] for e in entries} == {"keep"}
+    assert {e["name"]: e["version"] for e in entries} == _versions(tree.pip_venv)
+    # fitwheel keeps its environment lock file in the environment; nothing else may change
+    after = {k: v for k, v in _state(tree.pip_venv).items() if not k.startswith(".fitwheel/")}
+    assert after == before

@@ -91,3 +91,13 @@ def test_unreadable_config_is_a_clean_error(tmp_path: Path) -> None:
     bad = write(tmp_path / "pip.conf", "index-url = no section\n")
     with pytest.raises(ConfigError, match=r"pip\.conf"):
         load_index_config(env={}, files=[bad])
+
+
+def test_cert_setting_follows_the_same_precedence(tmp_path: Path) -> None:
+    conf = write(tmp_path / "pip.conf", "[global]\ncert = /file/ca.pem\n")
+    assert load_index_config(no_index=True, env={}, files=[conf]).cert == "/file/ca.pem"
+    env = {"PIP_CERT": "/env/ca.pem"}
+    assert load_index_config(no_index=True, env=env, files=[conf]).cert == "/env/ca.pem"
+    cli = load_index_config(no_index=True, env=env, files=[conf], cert="/cli/ca.pem")
+    assert cli.cert == "/cli/ca.pem"
+    assert load_index_config(no_index=True, env={}, files=[]).cert is None

@@ -186,3 +186,23 @@ def test_cert_bundle_that_does_not_exist_is_a_clean_error(tmp_path: Path) -> Non
     with pytest.raises(FitwheelError, match="PIP_CERT"):
         ssl_context({"PIP_CERT": str(tmp_path / "missing.pem")})
     assert ssl_context({}).verify_mode.name == "CERT_REQUIRED"
+
+
+def test_https_trusts_the_configured_bundle_only(index_root: Path, tmp_path: Path) -> None:
+    import shutil
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    from fwtestkit import self_signed_cert
+
+    cert, key = self_signed_cert(tmp_path / "tls")
+    with serve(index_root, tls=(cert, key)) as (url, _):
+        assert url.startswith("https://")
+        trusting = Session(retries=0, env={}, cafile=str(cert))
+        assert len(Finder(IndexConfig(f"{url}/simple/"), trusting).links("beta")) == 1
+        via_env = Session(retries=0, env={"PIP_CERT": str(cert)})
+        assert len(Finder(IndexConfig(f"{url}/simple/"), via_env).links("beta")) == 1
+        system = Session(retries=0, env={"SSL_CERT_FILE": "", "PIP_CERT": ""})
+        with pytest.raises(UnreachableError, match="certificate") as info:
+            Finder(IndexConfig(f"{url}/simple/"), system).links("beta")
+        assert url in str(info.value)

@@ -80,3 +80,46 @@ def test_first_failure_is_raised(tmp_path: Path, files: Path) -> None:
         downloader = Downloader(Session(retries=0, env={}), tmp_path / "cache", jobs=4)
         with pytest.raises(HttpError, match=r"p3-1\.0"):
             downloader.fetch_all(items(files, url, with_hash=False))
+
+
+def test_an_interrupted_download_resumes_with_a_range_request(tmp_path: Path) -> None:
+    import os as _os
+
+    folder = tmp_path / "big"
+    wheel = make_wheel(folder, "large", "1.0", files={"large/blob.bin": _os.urandom(300_000)})
+    data = wheel.read_bytes()
+    with serve(folder) as (url, state):
+        item = DownloadItem(
+            wheel.name, f"{url}/{wheel.name}", {"sha256": frozenset({sha256_of(wheel)})}
+        )
+        cache = tmp_path / "cache"
+        part = cache / "tmp" / (hashlib.sha256(item.url.encode()).hexdigest()[:32] + ".part")
+        part.parent.mkdir(parents=True)
+        part.write_bytes(data[:100_000])  # what an interrupted run left behind
+        done = Downloader(Session(retries=0, env={}), cache).fetch(item)
+        assert done.path.read_bytes() == data
+        assert state.requests[-1][2].get("range") == "bytes=100000-"
+        assert not part.exists()
+        # a stale piece of some other file: the hash catches it, and the download starts over
+        other = Downloader(Session(retries=0, env={}), tmp_path / "cache2")
+        (tmp_path / "cache2" / "tmp").mkdir(parents=True)
+        stale = tmp_path / "cache2" / "tmp" / part.name
+        stale.write_bytes(b"x" * 100_000)
+        again = other.fetch(item)
+        assert again.path.read_bytes() == data
+        assert "range" not in state.requests[-1][2]
+
+
+def test_a_server_without_ranges_sends_the_whole_file_again(tmp_path: Path) -> None:
+    folder = tmp_path / "w"
+    wheel = make_wheel(folder, "plainsrv", "1.0")
+    with serve(folder, ranges=False) as (url, _):
+        item = DownloadItem(
+            wheel.name, f"{url}/{wheel.name}", {"sha256": frozenset({sha256_of(wheel)})}
+        )
+        cache = tmp_path / "cache"
+        part = cache / "tmp" / (hashlib.sha256(item.url.encode()).hexdigest()[:32] + ".part")
+        part.parent.mkdir(parents=True)
+        part.write_bytes(wheel.read_bytes()[:50])
+        done = Downloader(Session(retries=0, env={}), cache).fetch(item)
+        assert done.path.read_bytes() == wheel.read_bytes()

@@ -106,6 +106,32 @@ def test_dangling_driver_link_means_unbound(tmp_path: Path) -> None:
     assert fn.driver is None and fn.revision is None
 
 
+def _gpu(root: Path, address: str) -> None:
+    dev = root / "sys/bus/pci/devices" / address
+    dev.mkdir(parents=True)
+    (dev / "vendor").write_text("0x10de\n")
+    (dev / "device").write_text("0x2684\n")
+    (dev / "class").write_text("0x030000\n")
+
+
+def test_shared_scan_reads_the_bus_once_for_the_block_only(tmp_path: Path) -> None:
+    _gpu(tmp_path, "0000:01:00.0")
+    probe = Probe.for_sysroot(tmp_path)
+    other = Probe.for_sysroot(tmp_path)
+    with pci.shared_scan(probe):
+        first = pci.scan(probe)
+        _gpu(tmp_path, "0000:02:00.0")
+        # Every caller in the block gets the first answer, as its own list.
+        again = pci.scan(probe)
+        assert [f.address for f in again] == ["0000:01:00.0"]
+        assert again == first and again is not first
+        again.clear()
+        assert len(pci.gpus(probe)) == 1
+        # Another probe is not part of the block.
+        assert len(pci.scan(other)) == 2
+    assert [f.address for f in pci.scan(probe)] == ["0000:01:00.0", "0000:02:00.0"]
+
+
 @pytest.mark.parametrize(
     ("text", "bits", "value"),
     [

@@ -7,6 +7,7 @@ import hashlib
 import importlib.util
 import io
 import json
+import struct
 import subprocess
 import sys
 import zipfile
@@ -19,7 +20,6 @@ from variantlib.variant_dist_info import VariantDistInfo
 from fitwheel.publish.config import VariantConfig, VariantConfigError
 from fitwheel.publish.make import make_variant, strip_variant
 from fitwheel.publish.show import read_wheel_variant, show_json
-from fitwheel.publish.wheelfile import WheelArchive
 from fitwheel.variants.model import VariantProperty, default_label
 
 VARIANTLIB = Path(sys.executable).parent / "variantlib"
@@ -50,9 +50,12 @@ def _plain(tmp_path: Path) -> Path:
 def _raw_members(path: Path) -> dict[str, tuple[int, int, bytes]]:
     """name -> (compress_type, CRC, compressed bytes) for every member."""
     result = {}
-    with WheelArchive(path) as archive:
-        for info in archive.infos:
-            raw = b"".join(archive.iter_raw(info))
+    data = path.read_bytes()
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            name_len, extra_len = struct.unpack_from("<HH", data, info.header_offset + 26)
+            start = info.header_offset + 30 + name_len + extra_len
+            raw = data[start : start + info.compress_size]
             result[info.filename] = (info.compress_type, info.CRC, raw)
     return result
 

@@ -7,6 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from packaging.markers import InvalidMarker, Marker
+from packaging.requirements import InvalidRequirement, Requirement
 
 from fitwheel.variants.errors import InvalidLabelError, InvalidPropertyError, VariantFormatError
 from fitwheel.variants.model import NULL_LABEL, VariantDescription, VariantProperty
@@ -762,3 +766,132 @@ def test_read_variant_info_rejects_non_json_values_cleanly() -> None:
 def test_byte_order_mark_is_ignored() -> None:
     text = "\ufeff" + _text()
     assert set(loads_variant_info(text.encode(), SOURCE).variants) == {"cu126", "null"}
+
+
+# --- requires and enable-if: the same verdict as packaging, whichever way it is reached -------
+
+_NAMES = ["p", "nvidia-variant-provider", "a.b_c", "-x", "x-", "Pkg", "p[x]", "p q"]
+_OPERATORS = [">=", "<", "<=", ">", "==", "!=", "~=", "===", "=", ""]
+_VERSIONS = ["0", "0.0.2", "1.0.0", "1.*", "01", "1.0.dev0", "1.0+local", "", "x"]
+_MARKER_NAMES = [
+    "platform_system",
+    "os_name",
+    "sys_platform",
+    "platform_machine",
+    "python_version",
+    "variant_label",
+    "extra",
+    "platform_systemx",
+    "'Linux'",
+]
+_MARKER_OPERATORS = ["==", "!=", "in", "not in", "not", "<", "~=", "===", "="]
+_LITERALS = ["'Linux'", '"Windows"', "''", "'a\\\\b'", "'it\"s'", "'x", "Linux", "os_name"]
+_GAPS = st.sampled_from(["", " ", "  ", "\t"])
+
+
+@st.composite
+def _joined(draw: st.DrawFn, parts: list[str], joiners: list[str]) -> str:
+    text = draw(_GAPS)
+    for i, part in enumerate(parts):
+        if i:
+            text += draw(st.sampled_from(joiners)) + draw(_GAPS)
+        text += part + draw(_GAPS)
+    return text
+
+
+@st.composite
+def _requirements(draw: st.DrawFn) -> str:
+    specs = [
+        draw(st.sampled_from(_OPERATORS)) + draw(_GAPS) + draw(st.sampled_from(_VERSIONS))
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    text = draw(st.sampled_from(_NAMES)) + draw(_GAPS) + draw(_joined(specs, [",", ", ", ";"]))
+    if draw(st.integers(0, 5)) == 0:
+        text += draw(st.sampled_from(["; os_name == 'posix'", " @ https://example.invalid/p"]))
+    return text
+
+
+@st.composite
+def _markers(draw: st.DrawFn) -> str:
+    clauses = []
+    for _ in range(draw(st.integers(1, 3))):
+        left = draw(st.sampled_from(_MARKER_NAMES))
+        gap = draw(_GAPS)
+        op = draw(st.sampled_from(_MARKER_OPERATORS))
+        right = draw(st.sampled_from(_LITERALS))
+        clause = f"{left}{gap}{op}{gap}{right}"
+        if draw(st.integers(0, 4)) == 0:
+            clause = f"{right}{gap}{op}{gap}{left}"
+        clauses.append(clause)
+    text = draw(_joined(clauses, ["and", "or", "and ", "or ", " or ", "&&"]))
+    if draw(st.integers(0, 6)) == 0:
+        text = f"({text})"
+    return text
+
+
+def _provider_doc(provider: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "$schema": f"{WHEELNEXT}/v0.0.3.json",
+        "default-priorities": {"namespace": ["a"]},
+        "providers": {"a": provider},
+        "variants": {},
+    }
+
+
+def _packaging_accepts(parse: Callable[[str], object], text: str) -> bool:
+    try:
+        parse(text)
+    except (InvalidRequirement, InvalidMarker):
+        return False
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(_requirements())
+def test_requires_are_judged_as_packaging_judges_them(text: str) -> None:
+    try:
+        read_variant_info(_provider_doc({"requires": [text]}), SOURCE)
+    except VariantFormatError as exc:
+        assert exc.path == "providers.a.requires[0]"
+        assert not _packaging_accepts(Requirement, text), exc
+    else:
+        assert _packaging_accepts(Requirement, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_markers())
+def test_enable_if_is_judged_as_packaging_judges_it(text: str) -> None:
+    try:
+        read_variant_info(_provider_doc({"requires": ["p"], "enable-if": text}), SOURCE)
+    except VariantFormatError as exc:
+        assert exc.path == "providers.a.enable-if"
+        assert not _packaging_accepts(Marker, text), exc
+    else:
+        assert _packaging_accepts(Marker, text)
+
+
+@pytest.mark.parametrize(
+    ("requirement", "valid"),
+    [
+        ("nvidia-variant-provider>=0.0.2,<1.0.0", True),
+        ("p >= 1 , < 2", True),
+        ("p[extra]>=1; python_version >= '3.8'", True),
+        ("p @ https://example.invalid/p-1-py3-none-any.whl", True),
+        ("p~=1.0", True),
+        ("p>=1.*", False),
+        ("p~=1", False),
+        ("p>=", False),
+        ("p,<1", False),
+        ("-p", False),
+    ],
+)
+def test_requires_beyond_the_common_form_still_follow_pep_508(
+    requirement: str, valid: bool
+) -> None:
+    doc = _provider_doc({"requires": [requirement]})
+    if valid:
+        info = read_variant_info(doc, SOURCE)
+        assert info.providers["a"].requires == (requirement,)
+    else:
+        with pytest.raises(VariantFormatError, match="not a valid dependency specifier"):
+            read_variant_info(doc, SOURCE)

@@ -2,20 +2,18 @@
 
 Commands that order variants share these options (``--profile``, ``--sysroot``, ``--gpu-policy``,
 ``--enable-optional``, ``--enable-optional-all``) and turn them into a
-:class:`~fitwheel.variants.ordering.Target` with :func:`target_for`. Detection and the multi-GPU
-policy are used when this fitwheel has them; without them a profile maps to a target directly.
+:class:`~fitwheel.variants.ordering.Target` with :func:`target_for`, through the multi-GPU
+policy; detection runs only when no profile is given.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
-import importlib.util
 import os
-from types import ModuleType
 
 from fitwheel.errors import FitwheelError
+from fitwheel.platform.policy import target_from_profile
 from fitwheel.platform.profile import Profile, load_profile
 from fitwheel.variants.ordering import Target
 
@@ -60,24 +58,9 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _optional_module(name: str) -> ModuleType | None:
-    # Parts of the platform layer are optional in this build; use them only when present.
-    try:
-        if importlib.util.find_spec(name) is None:
-            return None
-    except ModuleNotFoundError:
-        return None
-    return importlib.import_module(name)
-
-
 def _detect(root: str | None) -> tuple[Profile, str]:
-    detect = _optional_module("fitwheel.platform.detect")
-    if detect is None or not hasattr(detect, "detect_profile"):
-        what = f"the sysroot {root}" if root else "this machine"
-        raise UsageError(
-            f"this fitwheel cannot detect {what}: hardware detection is not available; "
-            "pass --profile FILE with a saved profile instead"
-        )
+    # Detection (providers, cache, overrides) is loaded only when no profile is given.
+    from fitwheel.platform import detect
     from fitwheel.platform.probe import Probe
 
     if root is not None:
@@ -87,14 +70,6 @@ def _detect(root: str | None) -> tuple[Profile, str]:
                 "machine's /sys, /proc and /dev"
             )
         return detect.detect_profile(Probe.for_sysroot(root)), f"sysroot {root}"
-    cached = getattr(detect, "cached_profile_json", None)
-    text = cached() if cached is not None else None
-    if text is not None:
-        import json
-
-        from fitwheel.platform.profile import parse_profile
-
-        return parse_profile(json.loads(text), "detection cache"), "this machine"
     return detect.detect_profile(Probe()), "this machine"
 
 
@@ -116,32 +91,17 @@ def target_for(args: argparse.Namespace) -> tuple[Target, str]:
     """The target ``args`` describe, and a few words naming it for messages."""
     profile, description = _profile(args)
     gpu_policy = getattr(args, "gpu_policy", None)
-    policy = _optional_module("fitwheel.platform.policy")
     enabled = _enabled(args)
-    if policy is not None and hasattr(policy, "target_from_profile"):
-        if gpu_policy:
-            target = policy.target_from_profile(profile, gpu_policy=gpu_policy)
-        else:
-            target = policy.target_from_profile(profile)
-        if not isinstance(target, Target):
-            raise TypeError("target_from_profile must return a Target")
-        # What the profile leaves out of the environment is the running interpreter's (marker
-        # evaluation fills it in), as the profile format specifies.
-        environment = target.environment
-        if environment is None:
-            environment = dict(profile.environment)
-        return (
-            dataclasses.replace(target, enabled_optional=enabled, environment=environment),
-            description,
-        )
     if gpu_policy:
-        raise UsageError(
-            "--gpu-policy is not available in this fitwheel: GPU variants are checked "
-            "against the profile's combined properties"
-        )
-    target = Target(
-        supported=profile.properties,
-        enabled_optional=enabled,
-        environment=dict(profile.environment),
+        target = target_from_profile(profile, gpu_policy=gpu_policy)
+    else:
+        target = target_from_profile(profile)
+    # What the profile leaves out of the environment is the running interpreter's (marker
+    # evaluation fills it in), as the profile format specifies.
+    environment = target.environment
+    if environment is None:
+        environment = dict(profile.environment)
+    return (
+        dataclasses.replace(target, enabled_optional=enabled, environment=environment),
+        description,
     )
-    return target, description

@@ -10,11 +10,15 @@ import argparse
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from fitwheel.errors import FitwheelError
 
+# ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
+# treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from fitwheel.platform.detect import Detection
     from fitwheel.platform.profile import Profile
 

@@ -69,13 +69,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a folder (or page) of wheels to consider (repeatable)",
     )
     index.add_argument("--no-index", action="store_true", help="use only --find-links")
+    index.add_argument(
+        "--index-strategy",
+        choices=("first-index", "unsafe-first-match", "unsafe-best-match"),
+        default="first-index",
+        help="with several indexes (searched as uv does: every --extra-index-url, in order, "
+        "before --index-url): take a package from the first index that has it (default; "
+        "safe against dependency confusion), prefer the first index's versions but look at all "
+        "(unsafe-first-match), or take the best version of any index (unsafe-best-match, pip's "
+        "way)",
+    )
+    index.add_argument("--cert", metavar="FILE", help="a CA bundle to trust for HTTPS")
     index.add_argument("--cache-dir", metavar="DIR", help="where downloads and pages are cached")
     index.add_argument(
         "--link-mode",
         choices=("copy", "hardlink"),
-        default="copy",
-        help="install files by copying them from the unpacked-wheel cache (default) or by "
-        "hard-linking them (fastest; an installed file then shares storage with the cache)",
+        default="hardlink",
+        help="install files by hard-linking them from the unpacked-wheel cache (default; falls "
+        "back to copying across filesystems; an installed file shares storage with the cache, "
+        "as with uv) or by copying them",
     )
     index.add_argument(
         "--no-cache-dir",
@@ -257,6 +269,7 @@ def run(args: argparse.Namespace) -> int:
         extra_index_urls=args.extra_index_url,
         find_links=args.find_links,
         no_index=args.no_index,
+        index_strategy=args.index_strategy,
         python=args.python,
         dry_run=args.dry_run,
         no_variants=args.no_variants,
@@ -272,6 +285,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         no_cache=args.no_cache_dir,
         break_system_packages=args.break_system_packages,
+        cert=args.cert,
         link_mode=args.link_mode,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
     )

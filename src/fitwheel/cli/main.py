@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
+import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
 from fitwheel import __version__
+
+# ``typing`` stays unimported at run time: every command starts here. Type checkers treat a name
+# spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 #: command name -> (module, one-line help); order is the order of ``--help``.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -31,13 +36,26 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every add_argument call (to check nargs); left to size
+        # itself, each would import shutil, and with it bz2, lzma and zlib, on every start.
+        # Every formatter class of argparse takes ``width``; typeshed's protocol names only prog.
+        return self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)  # type: ignore[call-arg]
 
-def _available() -> dict[str, tuple[str, str]]:
-    return {
-        name: entry
-        for name, entry in COMMANDS.items()
-        if importlib.util.find_spec(entry[0]) is not None
-    }
+
+def _terminal_columns() -> int:
+    """The width shutil.get_terminal_size() reports: $COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    stream = sys.__stdout__
+    if columns <= 0 and stream is not None:
+        try:
+            columns = os.get_terminal_size(stream.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def _top_parser(commands: dict[str, tuple[str, str]]) -> _Parser:
@@ -58,20 +76,26 @@ def _top_parser(commands: dict[str, tuple[str, str]]) -> _Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = _available()
-    top = _top_parser(commands)
-    ns = top.parse_args(argv)
-    if ns.command is None:
-        top.print_help()
-        return 2
-    if ns.command not in commands:
-        top.error(f"unknown command {ns.command!r} (choose from {', '.join(commands)})")
-    module = importlib.import_module(commands[ns.command][0])
-    parser = _Parser(prog=f"fitwheel {ns.command}", description=commands[ns.command][1])
+    if argv and argv[0] in COMMANDS:
+        # The usual call starts with the command: the top-level parser would only hand the
+        # rest over, so it is not built.
+        command, rest, debug = argv[0], argv[1:], False
+    else:
+        top = _top_parser(COMMANDS)
+        ns = top.parse_args(argv)
+        if ns.command is None:
+            top.print_help()
+            return 2
+        if ns.command not in COMMANDS:
+            top.error(f"unknown command {ns.command!r} (choose from {', '.join(COMMANDS)})")
+        command, rest, debug = ns.command, ns.args, ns.debug
+    module_name, help_ = COMMANDS[command]
+    module = importlib.import_module(module_name)
+    parser = _Parser(prog=f"fitwheel {command}", description=help_)
     parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
     module.configure(parser)
-    args = parser.parse_args(ns.args)
-    args.debug = args.debug or ns.debug
+    args = parser.parse_args(rest)
+    args.debug = args.debug or debug
     return run_guarded(module.run, args)
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fitwheel.cli._targets import add_target_arguments, target_for
 from fitwheel.errors import FitwheelError
 
+# ``typing`` is not imported at run time: start-up speed is this command's point, and a name
+# spelled TYPE_CHECKING is treated by type checkers as the real one.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from fitwheel.variants.model import VariantInfo
 
@@ -39,7 +41,8 @@ def _read(path: str) -> VariantInfo:
     from fitwheel.variants.reading import loads_variant_info
 
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError as exc:
         raise FitwheelError(
             f"cannot read {path}: {exc.strerror or exc}; give the path of a "
@@ -60,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         out.write(json.dumps(payload, indent=2) + "\n")
         return 0
 
-    name = Path(args.variants_json).name
+    name = os.path.basename(os.path.normpath(args.variants_json))
     lines = [f"{name} for {description}:"]
     if ordering.ordered:
         width = max(len(label) for label in ordering.labels)

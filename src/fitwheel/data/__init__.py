@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 import os
 from functools import cache
-from typing import Any
+
+# ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
+# treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # A plain path next to this module: importlib.resources would pull in zipfile, tempfile and
 # compression modules, which costs more start-up time than the tables themselves.

@@ -31,6 +31,8 @@ class IndexConfig:
     find_links: tuple[str, ...] = ()
     #: where each setting came from, for --explain ("--index-url", "PIP_INDEX_URL", a file)
     origins: Mapping[str, str] = field(default_factory=dict)
+    #: a CA bundle to trust instead of the system store (pip's ``cert``)
+    cert: str | None = None
 
     @property
     def index_urls(self) -> tuple[str, ...]:
@@ -106,6 +108,7 @@ def load_index_config(
     site_prefix: str | None = None,
     files: Sequence[Path] | None = None,
     interpreter: str | None = None,
+    cert: str | None = None,
 ) -> IndexConfig:
     """Merge pip's config files, the environment and the flags (``None``/empty: not given)."""
     env = os.environ if env is None else env
@@ -120,11 +123,11 @@ def load_index_config(
         for section in ("global", "install"):
             if not parser.has_section(section):
                 continue
-            for key in ("index-url", "extra-index-url", "find-links", "no-index"):
+            for key in ("index-url", "extra-index-url", "find-links", "no-index", "cert"):
                 if parser.has_option(section, key):
                     value = parser.get(section, key)
                     settings[key] = (_split(value), f"{path} [{section}]")
-    for key in ("index-url", "extra-index-url", "find-links", "no-index"):
+    for key in ("index-url", "extra-index-url", "find-links", "no-index", "cert"):
         name = "PIP_" + key.upper().replace("-", "_")
         if env.get(name):
             settings[key] = (_split(env[name]), name)
@@ -136,11 +139,14 @@ def load_index_config(
         settings["find-links"] = (list(find_links), "--find-links")
     if no_index:
         settings["no-index"] = (["1"], "--no-index")
+    if cert is not None:
+        settings["cert"] = ([cert], "--cert")
+    cert_value = " ".join(settings["cert"][0]) if "cert" in settings else None
 
     origins = {key: origin for key, (_, origin) in settings.items()}
     links = tuple(settings.get("find-links", ([], ""))[0])
     if _truthy(" ".join(settings.get("no-index", (["0"], ""))[0]) or "0"):
-        return IndexConfig(None, (), links, origins)
+        return IndexConfig(None, (), links, origins, cert_value)
     primary = settings.get("index-url", ([], ""))[0]
     if primary:
         url = primary[-1]
@@ -148,4 +154,4 @@ def load_index_config(
         url = default_index_url(interpreter)
         origins["index-url"] = "pip's default"
     extras = tuple(settings.get("extra-index-url", ([], ""))[0])
-    return IndexConfig(url, extras, links, origins)
+    return IndexConfig(url, extras, links, origins, cert_value)

@@ -1,9 +1,20 @@
 """All the files a project has, across the configured indexes and find-links.
 
-Every configured index is asked (PEP 691 JSON preferred, HTML accepted). A 404 for a project that
-an index does not carry is normal (``pip`` semantics: the project is simply absent there), but an
-index root that does not answer, or answers 401/403/5xx, is an error naming the URL: fitwheel never
-silently falls back from one index to another.
+Indexes are searched in uv's order: the ``--extra-index-url`` ones first (earlier ones first), the
+``--index-url`` last; find-links always count. Which indexes' files count for a project is the
+index strategy's choice (uv's names and meaning):
+
+- ``first-index`` (default): only the first index that has the project; a name that a private
+  index serves cannot be taken over by an index searched later (dependency confusion);
+- ``unsafe-first-match``: every index, but the versions of an earlier index are preferred to any
+  version of a later one;
+- ``unsafe-best-match``: every index; the best version wins wherever it is.
+
+With either unsafe strategy, a version offered by several indexes takes its files from the first
+of them only. Each index is asked with PEP 691 JSON preferred, HTML accepted. A 404 for a project
+that an index does not carry is normal (the project is simply absent there), but an index root that
+does not answer, or answers 401/403/5xx, is an error naming the URL: fitwheel never silently falls
+back from one index to another.
 """
 
 from __future__ import annotations
@@ -31,16 +42,41 @@ class ProjectNotFound(FitwheelError):
     pass
 
 
+INDEX_STRATEGIES = ("first-index", "unsafe-first-match", "unsafe-best-match")
+#: the rank of find-links files: after every index, and never dropped by the strategy
+FIND_LINKS_RANK = 1 << 30
+
+
+def search_order(config: IndexConfig) -> tuple[str, ...]:
+    """The indexes in the order they are searched (uv's): extra indexes first, then the main."""
+    extras = tuple(u for u in config.extra_index_urls if u != config.index_url)
+    return extras + ((config.index_url,) if config.index_url else ())
+
+
 @dataclass
 class Finder:
     config: IndexConfig
     session: Session | None = None
+    index_strategy: str = "first-index"
     _pages: dict[str, list[Link]] = field(default_factory=dict)
     _find_links: dict[str, list[Link]] | None = None
     _checked_roots: set[str] = field(default_factory=set)
     #: project -> the indexes whose page for it listed files (more than one: a pooled choice)
     served_by: dict[str, list[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    #: link URL -> the position of its index in the search order (find-links: FIND_LINKS_RANK)
+    _ranks: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.index_strategy not in INDEX_STRATEGIES:
+            raise FitwheelError(
+                f"unknown index strategy {self.index_strategy!r}: use one of "
+                f"{', '.join(INDEX_STRATEGIES)}."
+            )
+
+    def rank(self, link: Link) -> int:
+        """Where ``link``'s index comes in the search order (0: first)."""
+        return self._ranks.get(link.url, 0)
 
     def _require_session(self) -> Session:
         if self.session is None:
@@ -89,7 +125,8 @@ class Finder:
                 return self._pages[key]
         links: list[Link] = []
         served: list[str] = []
-        for index_url in self.config.index_urls:
+        ranks: dict[str, int] = {}
+        for rank, index_url in enumerate(search_order(self.config)):
             if index_url.startswith("file:"):
                 found = self._local_index(index_url, key)
             else:
@@ -103,11 +140,19 @@ class Finder:
                 found = parse_page(resp.body, resp.content_type, resp.url)
             if any(link.is_wheel for link in found):
                 served.append(index_url)
+            for link in found:
+                ranks.setdefault(link.url, rank)
             links += found
-        links += self._find_links_files(key)
+            if found and self.index_strategy == "first-index":
+                break
+        local = self._find_links_files(key)
+        for link in local:
+            ranks.setdefault(link.url, FIND_LINKS_RANK)
+        links += local
         with self._lock:
             self._pages[key] = links
             self.served_by[key] = served
+            self._ranks.update(ranks)
         return links
 
     def _local_index(self, index_url: str, key: str) -> list[Link]:

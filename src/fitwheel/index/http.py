@@ -15,10 +15,10 @@ import os
 import ssl
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fitwheel import __version__
 from fitwheel.errors import FitwheelError
@@ -99,13 +99,15 @@ def _netrc_credentials(host: str, env: Mapping[str, str]) -> tuple[str, str] | N
     return login, password or ""
 
 
-def ssl_context(env: Mapping[str, str]) -> ssl.SSLContext:
-    """The system trust store, or the bundle that ``PIP_CERT``/``SSL_CERT_FILE`` names."""
-    cafile = env.get("PIP_CERT") or env.get("SSL_CERT_FILE") or None
+def ssl_context(env: Mapping[str, str], cafile: str | None = None) -> ssl.SSLContext:
+    """The system trust store, or the bundle that ``cafile`` (pip's ``cert`` setting),
+    ``PIP_CERT`` or ``SSL_CERT_FILE`` names."""
+    cafile = cafile or env.get("PIP_CERT") or env.get("SSL_CERT_FILE") or None
     capath = env.get("SSL_CERT_DIR") or None
     if cafile and not os.path.exists(cafile):
         raise FitwheelError(
-            f"the certificate bundle {cafile} does not exist: fix PIP_CERT / SSL_CERT_FILE."
+            f"the certificate bundle {cafile} does not exist: fix --cert, pip's 'cert' setting, "
+            "PIP_CERT or SSL_CERT_FILE."
         )
     context = ssl.create_default_context(cafile=cafile, capath=capath)
     if not cafile and not capath:
@@ -209,6 +211,8 @@ class Session:
     timeout: float = 30.0
     cache: HttpCache | None = None
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    #: a CA bundle to trust (None: the system store, or PIP_CERT / SSL_CERT_FILE)
+    cafile: str | None = None
     _credentials: dict[str, tuple[str, str]] = field(default_factory=dict)
     _pool: Any = None
     _proxies: dict[str, Any] = field(default_factory=dict)
@@ -230,14 +234,14 @@ class Session:
         if proxy and not _bypass_proxy(host, proxies.get("no", "")):
             if proxy not in self._proxies:
                 self._proxies[proxy] = urllib3.ProxyManager(
-                    proxy, ssl_context=ssl_context(self.env), num_pools=8, maxsize=8
+                    proxy, ssl_context=ssl_context(self.env, self.cafile), num_pools=8, maxsize=8
                 )
             return self._proxies[proxy]  # type: ignore[no-any-return]
         if self._pool is None:
             self._pool = urllib3.PoolManager(
                 num_pools=16,
                 maxsize=16,
-                ssl_context=ssl_context(self.env) if scheme == "https" else None,
+                ssl_context=ssl_context(self.env, self.cafile) if scheme == "https" else None,
                 headers={"User-Agent": USER_AGENT},
             )
         return self._pool  # type: ignore[no-any-return]
@@ -343,18 +347,41 @@ class Session:
             raise HttpError(url, resp.status)
         return {k.lower(): v for k, v in resp.headers.items()}
 
-    def stream(self, url: str, what: str = "") -> Iterator[bytes]:
-        """The body of ``url`` in chunks (for downloads; never cached)."""
-        resp = self._request("GET", url, {}, stream=True)
+    def download(
+        self,
+        url: str,
+        handle: BinaryIO,
+        *,
+        start: int = 0,
+        what: str = "",
+        progress: Callable[[int], None] | None = None,
+    ) -> bool:
+        """Write the body of ``url`` into ``handle``; with ``start`` > 0, ask only for the rest
+        (a resumed download). Returns whether the server resumed; if it sent the whole file
+        instead, ``handle`` is rewritten from the beginning."""
+        headers = {"Range": f"bytes={start}-"} if start > 0 else {}
+        resp = self._request("GET", url, headers, stream=True)
         try:
+            if resp.status == 416 and start > 0:
+                return self.download(url, handle, start=0, what=what, progress=progress)
             if resp.status >= 400:
                 raise HttpError(url, resp.status, what)
+            resumed = start > 0 and resp.status == 206
+            if resumed:
+                handle.seek(start)
+            else:
+                handle.seek(0)
+                handle.truncate()
             from urllib3.exceptions import HTTPError as Urllib3Error
 
             try:
-                yield from resp.stream(1 << 16)
+                for chunk in resp.stream(1 << 16):
+                    handle.write(chunk)
+                    if progress is not None:
+                        progress(len(chunk))
             except (Urllib3Error, OSError) as exc:
                 raise UnreachableError(url, _reason(exc)) from exc
+            return resumed
         finally:
             resp.release_conn()
 

@@ -7,22 +7,86 @@ once the hash matched, so an interrupted download never looks complete.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO, cast
 
 from fitwheel.errors import FitwheelError
 from fitwheel.index.findlinks import local_path
 from fitwheel.index.http import Session
 
 
+@contextlib.contextmanager
+def _claim(part: Path) -> Iterator[tuple[BinaryIO, Path]]:
+    """Open ``part`` for resuming, or a private file when another process is writing it."""
+    handle = part.open("a+b")
+    try:
+        import fcntl
+
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except ImportError:  # pragma: no cover - no flock: no sharing either
+        pass
+    except BlockingIOError:
+        handle.close()
+        part = part.with_name(f"{uuid.uuid4().hex}.part")
+        handle = part.open("w+b")
+    try:
+        yield handle, part
+    finally:
+        handle.close()
+
+
 class HashMismatchError(FitwheelError):
     pass
+
+
+class _HashingWriter:
+    """The file a download is written to, hashing what goes through it, so that a download is
+    checked without reading it back. Follows the file's rewinds: a resumed download hashes the
+    piece already on disk first; a restarted one starts the hashes over."""
+
+    def __init__(self, handle: BinaryIO, algorithms: Sequence[str]) -> None:
+        self.handle = handle
+        self.algorithms = sorted({"sha256", *algorithms})
+        self._hashers = {a: hashlib.new(a) for a in self.algorithms}
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._hashers = {a: hashlib.new(a) for a in self.algorithms}
+        if whence != 0:
+            raise ValueError("downloads seek from the start only")
+        self.handle.seek(0)
+        remaining = offset
+        while remaining > 0:
+            chunk = self.handle.read(min(1 << 20, remaining))
+            if not chunk:
+                break
+            self._update(chunk)
+            remaining -= len(chunk)
+        return self.handle.seek(offset)
+
+    def truncate(self, size: int | None = None) -> int:
+        return self.handle.truncate(size)
+
+    def _update(self, data: bytes) -> None:
+        for hasher in self._hashers.values():
+            hasher.update(data)
+
+    def write(self, data: bytes) -> int:
+        self._update(data)
+        return self.handle.write(data)
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+    def digests(self) -> dict[str, str]:
+        return {a: h.hexdigest() for a, h in self._hashers.items()}
 
 
 @dataclass(frozen=True)
@@ -99,21 +163,45 @@ class Downloader:
             raise FitwheelError(f"cannot download {item.url}: no network session.")
         tmp_dir = self.cache_dir / "tmp"
         tmp_dir.mkdir(parents=True, exist_ok=True)
-        tmp = tmp_dir / f"{uuid.uuid4().hex}.part"
-        try:
-            with tmp.open("wb") as handle:
-                for chunk in self.session.stream(item.url, what=item.filename):
-                    handle.write(chunk)
-                    if progress is not None:
-                        progress(item.filename, len(chunk))
-            digests = _digests(tmp, algorithms)
-            _check(item, digests, item.url)
+
+        def report(size: int) -> None:
+            if progress is not None:
+                progress(item.filename, size)
+
+        # one partial file per URL, so that an interrupted download resumes where it stopped
+        part = tmp_dir / (hashlib.sha256(item.url.encode()).hexdigest()[:32] + ".part")
+        with _claim(part) as (handle, path):
+            start = os.fstat(handle.fileno()).st_size
+            writer = _HashingWriter(handle, algorithms)
+            resumed = self.session.download(
+                item.url,
+                cast(BinaryIO, writer),
+                start=start,
+                what=item.filename,
+                progress=report,
+            )
+            writer.flush()
+            digests = writer.digests()
+            try:
+                _check(item, digests, item.url)
+            except HashMismatchError:
+                if not resumed:
+                    path.unlink(missing_ok=True)
+                    raise
+                # the piece kept from before belonged to another file: start over once
+                self.session.download(
+                    item.url, cast(BinaryIO, writer), what=item.filename, progress=report
+                )
+                writer.flush()
+                digests = writer.digests()
+                try:
+                    _check(item, digests, item.url)
+                except HashMismatchError:
+                    path.unlink(missing_ok=True)
+                    raise
             final = self._cached(digests["sha256"], item.filename)
             final.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp, final)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+            os.replace(path, final)
         return Downloaded(item, final, digests["sha256"], False)
 
     def fetch_all(

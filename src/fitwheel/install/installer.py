@@ -7,6 +7,7 @@ the transaction commits with renames (see :mod:`fitwheel.install.transaction`).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 from collections.abc import Callable, Sequence
@@ -86,14 +87,17 @@ def install_wheels(
     unpacked: UnpackedCache | None = None,
     link_mode: str = "copy",
     notice: TextIO | None = None,
+    lock: bool = True,
     commit_hook: Callable[[Operation], None] | None = None,
 ) -> InstallResult:
-    """Install ``wheels`` into ``env``; replaced versions of the same names are removed."""
+    """Install ``wheels`` into ``env``; replaced versions of the same names are removed.
+
+    ``lock=False``: the caller already holds the environment's lock."""
     from installer import install
     from installer.exceptions import InstallerError
     from installer.sources import WheelFile
 
-    with environment_lock(env.prefix, notice=notice):
+    with environment_lock(env.prefix, notice=notice) if lock else contextlib.nullcontext():
         notes = recover(env.prefix)
         numbers = itertools.count()
         txn = Transaction(env.prefix)

@@ -46,11 +46,14 @@ def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc:
     """For each package with variants: the candidates in order, each rejection with its reason,
     and where each detected value came from."""
     lines: list[str] = []
+    used: set[str] = set()
     chosen = {(p.candidate.name, str(p.candidate.version)): p.candidate for p in outcome.planned}
     for (name, version), trace in sorted(outcome.resolution.traces.items()):
         if (name, version) not in chosen:
             continue
         cand = chosen[(name, version)]
+        if trace.info is not None:
+            used.update(trace.info.namespace_priorities)
         source = trace.variants_source or "no variant metadata"
         lines.append(f"{name} {version}: variants from {source}")
         if trace.forced:
@@ -72,10 +75,17 @@ def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc:
     if lines:
         lines.append(f"target: {target_desc}")
         if profile is not None:
+            others = [ns for ns in profile.properties if ns not in used]
             for ns, features in profile.properties.items():
+                if ns not in used:
+                    continue
                 origin = profile.sources.get(ns, target_desc)
                 values = "; ".join(f"{f} = {', '.join(v)}" for f, v in features.items())
                 lines.append(f"  {ns} ({origin}): {values}")
+            if not any(ns in used for ns in profile.properties):
+                lines.append("  (nothing for the namespaces these packages use)")
+            if others:
+                lines.append(f"  also known, not used by these packages: {', '.join(others)}")
             for dev in profile.devices:
                 lines.append(f"  device {dev.vendor}:{dev.index} {dev.name}".rstrip())
     else:

@@ -83,8 +83,10 @@ def _fsync_dir(path: Path) -> None:
 
 def _write_journal(folder: Path, data: dict[str, Any]) -> None:
     tmp = folder / (JOURNAL + ".tmp")
+    # json.dumps, not json.dump: only the former uses the C encoder (a journal lists every file)
+    text = json.dumps(data, separators=(",", ":"))
     with tmp.open("w") as handle:
-        json.dump(data, handle)
+        handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, folder / JOURNAL)

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from fitwheel.index.http import HttpCache, Session
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem, HashMismatchError
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
+from fitwheel.install.transaction import environment_lock, recover
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
@@ -43,6 +45,8 @@ class InstallRequest:
     extra_index_urls: Sequence[str] = ()
     find_links: Sequence[str] = ()
     no_index: bool = False
+    #: which indexes' files count for a project (see :mod:`fitwheel.index.finder`)
+    index_strategy: str = "first-index"
     python: str | None = None
     dry_run: bool = False
     no_variants: bool = False
@@ -56,9 +60,10 @@ class InstallRequest:
     no_binary: Sequence[str] = ()
     compile_bytecode: bool = False
     jobs: int = 4
-    #: install from unpacked wheels in the cache by copying ("copy") or linking ("hardlink")
-    link_mode: str = "copy"
+    #: install from unpacked wheels in the cache by linking ("hardlink") or copying ("copy")
+    link_mode: str = "hardlink"
     break_system_packages: bool = False
+    cert: str | None = None
     #: use a temporary cache, removed at the end
     no_cache: bool = False
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
@@ -108,6 +113,14 @@ def cache_dir(request: InstallRequest) -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("fitwheel"))
+
+
+def _index_of(source: CandidateSource, cand: Candidate) -> str:
+    from fitwheel.index.finder import search_order
+
+    order = search_order(source.finder.config)
+    rank = source.finder.rank(cand.link)
+    return order[rank] if rank < len(order) else "--find-links"
 
 
 def _local_links(user: UserInput) -> list[str]:
@@ -178,12 +191,15 @@ def _run_install(
         env=request.env,
         site_prefix=str(env.prefix),
         interpreter=env.python,
+        cert=request.cert,
     )
+    session.cafile = config.cert
     config = IndexConfig(
         session.add_credentials(config.index_url) if config.index_url else None,
         tuple(session.add_credentials(u) for u in config.extra_index_urls),
         config.find_links,
         config.origins,
+        config.cert,
     )
     forced = {canonicalize_name(k): v for k, v in request.forced_variants.items()}
     options = Options(
@@ -194,7 +210,36 @@ def _run_install(
         no_variants=request.no_variants,
         forced=forced,
     )
-    source = CandidateSource(Finder(config, session), options)
+    source = CandidateSource(Finder(config, session, request.index_strategy), options)
+    # Hold the environment from the moment its contents are read until the install is done,
+    # so that two installs at once cannot both plan against the same old state.
+    with contextlib.ExitStack() as stack:
+        recovered: list[str] = []
+        if not request.dry_run:
+            stack.enter_context(environment_lock(env.prefix, notice=notice))
+            recovered = recover(env.prefix)
+        outcome = _resolve_and_install(
+            request, env, config, source, session, user, profile, cache_root, progress, notice
+        )
+        if outcome.installed is not None:
+            outcome.installed.notes[:0] = recovered
+        else:
+            outcome.warnings += recovered
+        return outcome
+
+
+def _resolve_and_install(
+    request: InstallRequest,
+    env: TargetEnvironment,
+    config: IndexConfig,
+    source: CandidateSource,
+    session: Session,
+    user: UserInput,
+    profile: Profile | None,
+    cache_root: Path,
+    progress: Callable[[str, int], None] | None,
+    notice: TextIO | None,
+) -> InstallOutcome:
     installed_dists = env.installed()
     installed: dict[NormalizedName, Version] = {}
     for name, dist in installed_dists.items():
@@ -245,9 +290,9 @@ def _run_install(
         served = source.finder.served_by.get(cand.name, [])
         if len(served) > 1:
             outcome.warnings.append(
-                f"{cand.name} is published on {len(served)} indexes ({', '.join(served)}); as pip "
-                "does, fitwheel took the best version among all of them. Give one --index-url "
-                "without --extra-index-url if only one of them should count"
+                f"{cand.name} is published on {len(served)} indexes ({', '.join(served)}); "
+                f"--index-strategy {request.index_strategy} let all of them count, and "
+                f"{cand.version} came from {_index_of(source, cand)}"
             )
     for cand in resolution.pins:
         if cand.link.yanked is not None:
@@ -306,5 +351,6 @@ def _run_install(
         unpacked=unpacked,
         link_mode=request.link_mode,
         notice=notice,
+        lock=False,
     )
     return outcome

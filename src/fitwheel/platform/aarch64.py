@@ -17,8 +17,6 @@ host, so the auxiliary vector wins and the disagreement is reported.
 
 from __future__ import annotations
 
-import struct
-
 from fitwheel.platform.environment import first_block, machine, read_cpuinfo
 from fitwheel.platform.probe import Probe
 from fitwheel.platform.result import ProviderResult
@@ -223,6 +221,8 @@ def parse_auxv(data: bytes, *, word: int = 8, byteorder: str = "<") -> dict[int,
     """Decode an auxiliary vector (``(type, value)`` words up to ``AT_NULL``).
 
     Raises :class:`TruncatedAuxv` when the data ends before ``AT_NULL``."""
+    import struct  # only Arm machines get here; the module is imported on every detection
+
     fmt = byteorder + ("QQ" if word == 8 else "II")
     size = 2 * word
     out: dict[int, int] = {}

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from fitwheel.data import load_table
 from fitwheel.platform import pci
@@ -40,6 +39,12 @@ from fitwheel.platform.gpuenv import forced, in_container, parse_version, split_
 from fitwheel.platform.probe import Probe
 from fitwheel.platform.profile import Device
 from fitwheel.platform.result import ProviderResult
+
+# ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
+# treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAMESPACE = "amd"
 FORCE_GFX = ("AMD_VARIANT_PROVIDER_FORCE_GFX_ARCH", "AMD_VARIANT_PROVIDER_GFX_ARCH")

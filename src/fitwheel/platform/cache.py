@@ -19,15 +19,29 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
 
 from fitwheel import __version__
 
+# ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
+# treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, Protocol
 
     from fitwheel.platform.profile import Device
     from fitwheel.platform.result import ProviderResult
+
+    class Files(Protocol):
+        """What the cache key reads: a Probe, or :class:`HostFiles`."""
+
+        @property
+        def env(self) -> Mapping[str, str]: ...
+
+        def read_text(self, path: str, limit: int = ...) -> str | None: ...
+
+        def listdir(self, path: str) -> list[str]: ...
+
 
 ENV_CACHE_DIR = "FITWHEEL_CACHE_DIR"
 CACHE_VERSION = 1
@@ -48,17 +62,6 @@ _ENV_PREFIXES = (
     "ZE_",
     "ONEAPI_",
 )
-
-
-class Files(Protocol):
-    """What the cache key reads: a Probe, or :class:`HostFiles`."""
-
-    @property
-    def env(self) -> Mapping[str, str]: ...
-
-    def read_text(self, path: str, limit: int = ...) -> str | None: ...
-
-    def listdir(self, path: str) -> list[str]: ...
 
 
 class HostFiles:

@@ -16,7 +16,6 @@ import importlib.util
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from fitwheel.platform.cache import summary
 from fitwheel.platform.environment import machine, target_environment
@@ -24,9 +23,14 @@ from fitwheel.platform.overrides import Overrides, load_overrides
 from fitwheel.platform.profile import Device, Profile
 from fitwheel.platform.result import ProviderResult
 from fitwheel.variants.errors import VariantFormatError
-from fitwheel.variants.model import check_feature, check_value
+from fitwheel.variants.names import check_feature, check_value
 
+# ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
+# treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from fitwheel.platform.probe import Probe
 
 ProviderFunc = Callable[["Probe"], ProviderResult]
@@ -136,14 +140,19 @@ def run_providers(
         except Exception as exc:
             answers[ns] = unknown(ns, f"provider failed: {type(exc).__name__}: {exc}")
 
+    from fitwheel.platform.pci import shared_scan
+
     threads = []
-    for ns, func in funcs.items():
-        thread = threading.Thread(target=call, args=(ns, func), name=f"detect-{ns}", daemon=True)
-        thread.start()
-        threads.append((ns, thread))
-    deadline = time.monotonic() + timeout
-    for _, thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
+    with shared_scan(probe):
+        for ns, func in funcs.items():
+            thread = threading.Thread(
+                target=call, args=(ns, func), name=f"detect-{ns}", daemon=True
+            )
+            thread.start()
+            threads.append((ns, thread))
+        deadline = time.monotonic() + timeout
+        for _, thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
     out: dict[str, ProviderResult] = {}
     for ns, _ in threads:
         result = answers.get(ns)

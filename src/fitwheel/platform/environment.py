@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
 
+# ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
+# treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from fitwheel.platform.probe import Probe
 

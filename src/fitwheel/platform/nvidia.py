@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from fitwheel.data import load_table
 from fitwheel.platform import pci
@@ -48,7 +47,12 @@ from fitwheel.platform.probe import Probe
 from fitwheel.platform.profile import Device
 from fitwheel.platform.result import ProviderResult
 
+# ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
+# treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from fitwheel.platform.native import nvml
     from fitwheel.platform.native.runner import TransportSource
 

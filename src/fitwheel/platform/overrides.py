@@ -28,12 +28,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from fitwheel.errors import FitwheelError
 
+# ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
+# treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
     from fitwheel.platform.result import ProviderResult
 
@@ -203,7 +206,7 @@ def _split_values(raw: str) -> list[str]:
 
 def _checked_values(values: Iterable[Any], origin: str) -> tuple[str, ...]:
     from fitwheel.variants.errors import VariantFormatError
-    from fitwheel.variants.model import check_value
+    from fitwheel.variants.names import check_value
 
     out: list[str] = []
     for value in values:
@@ -219,7 +222,7 @@ def _checked_values(values: Iterable[Any], origin: str) -> tuple[str, ...]:
 
 def _checked_names(ns: str, feature: str | None, origin: str) -> None:
     from fitwheel.variants.errors import VariantFormatError
-    from fitwheel.variants.model import check_feature, check_namespace
+    from fitwheel.variants.names import check_feature, check_namespace
 
     try:
         check_namespace(ns)

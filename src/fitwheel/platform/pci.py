@@ -9,6 +9,9 @@ Instinct MI300).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fitwheel.platform.probe import Probe
@@ -84,8 +87,45 @@ def driver_of(probe: Probe, device_dir: str) -> str | None:
     return name or None
 
 
+class _SharedScan:
+    __slots__ = ("found", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.found: list[PciFunction] | None = None
+
+
+# id(probe) -> the scan its callers share, while shared_scan(probe) is open
+_shared: dict[int, _SharedScan] = {}
+
+
+@contextmanager
+def shared_scan(probe: Probe) -> Iterator[None]:
+    """While open, :func:`scan` reads ``probe``'s bus once for every caller.
+
+    Detection runs the GPU providers side by side and each looks at the whole bus; on a large
+    host the same hundreds of sysfs files would otherwise be read once per provider. The scan is
+    shared only for the duration of the block, so a later detection sees the bus afresh."""
+    key = id(probe)
+    _shared[key] = _SharedScan()
+    try:
+        yield
+    finally:
+        _shared.pop(key, None)
+
+
 def scan(probe: Probe) -> list[PciFunction]:
     """Every readable PCI function, in bus address order."""
+    shared = _shared.get(id(probe))
+    if shared is None:
+        return _scan(probe)
+    with shared.lock:
+        if shared.found is None:
+            shared.found = _scan(probe)
+        return list(shared.found)
+
+
+def _scan(probe: Probe) -> list[PciFunction]:
     out = []
     for address in probe.listdir(PCI_DEVICES)[:_MAX_FUNCTIONS]:
         fn = read_function(probe, address)

@@ -15,6 +15,9 @@ from pathlib import Path
 
 _MAX_LINK_HOPS = 40
 DEFAULT_READ_LIMIT = 1 << 20
+# One shared instance: a Path caches its parsed parts, so comparing against it stays cheap on
+# the thousands of reads a detection makes.
+_HOST_ROOT = Path("/")
 
 
 @dataclass(frozen=True)
@@ -24,7 +27,7 @@ class Probe:
     ``allow_native``: whether native libraries may be loaded and subprocesses run (never under a
     sysroot: the answer must come from files alone)."""
 
-    root: Path = Path("/")
+    root: Path = _HOST_ROOT
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     allow_native: bool = True
 
@@ -34,7 +37,7 @@ class Probe:
 
     @property
     def is_host(self) -> bool:
-        return self.root == Path("/")
+        return self.root == _HOST_ROOT
 
     def resolve(self, path: str) -> Path | None:
         """The host path of target path ``path``, following links inside the root.

@@ -8,14 +8,21 @@ A profile holds ``properties`` (namespace -> feature -> values, most preferred f
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from fitwheel.errors import FitwheelError
 from fitwheel.variants.errors import VariantFormatError
-from fitwheel.variants.model import check_feature, check_namespace, check_value
+from fitwheel.variants.names import check_feature, check_namespace, check_value
+
+# Neither ``typing`` nor ``pathlib`` is imported at run time: ``fitwheel select --profile`` loads
+# this module on every start. A name spelled TYPE_CHECKING is treated by type checkers as the
+# real one.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 PROFILE_VERSION = 1
 
@@ -26,6 +33,8 @@ class ProfileError(FitwheelError):
 
 @dataclass(frozen=True)
 class Device:
+    """One accelerator of the target: who made it, its index and its own properties."""
+
     vendor: str
     index: int
     name: str = ""
@@ -50,6 +59,8 @@ class Device:
 
 @dataclass(frozen=True)
 class Profile:
+    """What a target supports, with its devices, marker values and the sources of each answer."""
+
     properties: Mapping[str, Mapping[str, tuple[str, ...]]]
     devices: tuple[Device, ...] = ()
     environment: Mapping[str, str] = field(default_factory=dict)
@@ -144,14 +155,32 @@ def parse_profile(data: Any, source: str) -> Profile:
         raise exc.with_source(source) from None
 
 
+def _shown(path: str | Path) -> str:
+    """``path`` as ``str(Path(path))`` spells it (``./a//b`` is ``a/b``), for messages."""
+    text = os.fspath(path)
+    if (
+        os.sep == "/"
+        and text
+        and "//" not in text
+        and "/./" not in text
+        and not text.startswith("./")
+        and not text.endswith(("/", "/."))
+    ):
+        return text
+    from pathlib import Path
+
+    return str(Path(text))
+
+
 def load_profile(path: str | Path) -> Profile:
-    p = Path(path)
+    p = _shown(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
     except OSError as exc:
         raise ProfileError(f"cannot read profile {p}: {exc.strerror or exc}") from None
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise ProfileError(f"{p}: not valid JSON: {exc}") from None
-    return parse_profile(data, str(p))
+    return parse_profile(data, p)

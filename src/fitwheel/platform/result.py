@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
 from fitwheel.platform.profile import Device
 
-Status = Literal["ok", "absent", "unknown"]
+# ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
+# treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Status = Literal["ok", "absent", "unknown"]
 
 
 @dataclass

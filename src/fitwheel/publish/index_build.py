@@ -26,8 +26,10 @@ import json
 import os
 import re
 import shutil
+import tempfile
 import urllib.parse
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -270,7 +272,7 @@ class _Manifest:
         _write_if_changed(self.path, json.dumps(data, separators=(",", ":")).encode())
 
 
-def _place_file(src: Path, dst: Path, mode: str, report: BuildReport) -> None:
+def _place_file(src: Path, dst: Path, mode: str, report: _Written) -> None:
     """Put the wheel at ``dst`` (whose folder exists): a hard link when ``mode`` is auto and the
     filesystem allows, else a streamed copy. An existing file is replaced through a temporary
     name, so a reader never sees a partial wheel."""
@@ -403,6 +405,22 @@ def _fingerprint(items: Iterable[Any]) -> str:
     return hashlib.sha256(f"{FORMAT_VERSION}\n{text}".encode()).hexdigest()
 
 
+#: threads that read and write files: most of an index build waits on the kernel (creating
+#: files, hashing and reading release the GIL), so more threads than cores still help
+_WORKERS = max(2, min(8, 2 * (os.cpu_count() or 1)))
+
+
+def _is_fresh(out: Path) -> bool:
+    """Whether ``out`` holds nothing yet (missing or an empty folder)."""
+    try:
+        with os.scandir(out) as entries:
+            return next(entries, None) is None
+    except FileNotFoundError:
+        return True
+    except NotADirectoryError:
+        raise IndexBuildError(f"{out}: exists and is not a folder") from None
+
+
 def build_index(
     wheel_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
@@ -410,38 +428,77 @@ def build_index(
     mode: str = "auto",
     limits: Limits = DEFAULT_LIMITS,
 ) -> BuildReport:
-    """Build or update the static index for every ``*.whl`` under ``wheel_dir``."""
+    """Build or update the static index for every ``*.whl`` under ``wheel_dir``.
+
+    A first build (``out_dir`` missing or empty) is written into a hidden folder beside
+    ``out_dir`` and renamed into place at the end: nothing appears until the index is complete,
+    and files that cannot exist yet are created without first checking for them. Later builds
+    update ``out_dir`` in place, replacing changed files atomically."""
     source = Path(wheel_dir)
     out = Path(out_dir)
     if not source.is_dir():
         raise IndexBuildError(f"{source}: not a folder of wheels")
     if mode not in ("auto", "copy"):
         raise IndexBuildError(f"unknown file mode {mode!r} (auto or copy)")
-    out.mkdir(parents=True, exist_ok=True)
+    fresh = _is_fresh(out)
+    scanned = _scan(source, out)
+    if not fresh:
+        return _build(source, out, scanned, mode, limits, fresh=False)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        report = _build(source, staging, scanned, mode, limits, fresh=True)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging, 0o777 & ~umask)  # as if made by mkdir, not mkdtemp's 0o700
+        # An empty folder is replaced by rename; nothing else can be there (checked above).
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return report
+
+
+def _build(
+    source: Path,
+    out: Path,
+    scanned: list[tuple[Path, str, os.stat_result]],
+    mode: str,
+    limits: Limits,
+    *,
+    fresh: bool,
+) -> BuildReport:
     manifest = _Manifest(out / MANIFEST_NAME)
     report = BuildReport()
 
+    todo = [
+        (path, relpath)
+        for path, relpath, stat in scanned
+        if not _unchanged(manifest.wheels.get(relpath), stat)
+    ]
     records: dict[str, WheelRecord] = {}
     metadata_of: dict[str, bytes] = {}
     by_filename: dict[str, str] = {}
-    for path, relpath, stat in _scan(source, out):
-        cached = manifest.wheels.get(relpath)
-        if (
-            cached is not None
-            and cached.size == stat.st_size
-            and cached.mtime_ns == stat.st_mtime_ns
-        ):
-            record = cached
-        else:
-            record, metadata_of[relpath] = analyze_wheel(path, relpath, limits=limits)
-            report.wheels_read += 1
-        other = by_filename.get(record.filename)
-        if other is not None:
-            raise IndexBuildError(
-                f"{record.filename} appears twice: {source / other} and {source / relpath}"
-            )
-        by_filename[record.filename] = relpath
-        records[relpath] = record
+    with ThreadPoolExecutor(_WORKERS) as pool:
+        analyzed = pool.map(lambda item: analyze_wheel(item[0], item[1], limits=limits), todo)
+        try:
+            for _path, relpath, stat in scanned:
+                cached = manifest.wheels.get(relpath)
+                if cached is not None and _unchanged(cached, stat):
+                    record = cached
+                else:
+                    record, metadata_of[relpath] = next(analyzed)
+                    report.wheels_read += 1
+                other = by_filename.get(record.filename)
+                if other is not None:
+                    raise IndexBuildError(
+                        f"{record.filename} appears twice: {source / other} and {source / relpath}"
+                    )
+                by_filename[record.filename] = relpath
+                records[relpath] = record
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
     report.wheels = len(records)
 
     by_project: dict[str, list[WheelRecord]] = {}
@@ -450,6 +507,7 @@ def build_index(
     report.projects = len(by_project)
 
     new_projects: dict[str, dict[str, Any]] = {}
+    to_write: list[tuple[str, list[WheelRecord], str, list[str]]] = []
     for project in sorted(by_project):
         wheels = sorted(by_project[project], key=lambda r: r.filename)
         fingerprint = _fingerprint(
@@ -466,12 +524,28 @@ def build_index(
             new_projects[project] = previous
             report.variants_files += [r for r in written if r.endswith("-variants.json")]
             continue
-        files = _write_project(source, out, project, wheels, metadata_of, mode, report)
-        for stale in set(written) - set(files):
-            with contextlib.suppress(OSError):
-                (out / stale).unlink()
-        new_projects[project] = {"fingerprint": fingerprint, "files": files}
-        report.projects_written.append(project)
+        to_write.append((project, wheels, fingerprint, written))
+
+    # Variant metadata is merged (and may be refused) before any project is written.
+    merged = {project: _merge_variants(wheels) for project, wheels, _, _ in to_write}
+    for top in ("files", "simple"):
+        (out / top).mkdir(exist_ok=True)
+    with ThreadPoolExecutor(_WORKERS) as pool:
+        results = pool.map(
+            lambda job: _write_project(
+                source, out, job[0], job[1], merged[job[0]], metadata_of, mode, fresh
+            ),
+            to_write,
+        )
+        for (project, _wheels, fingerprint, written), result in zip(to_write, results, strict=True):
+            for stale in set(written) - set(result.files):
+                with contextlib.suppress(OSError):
+                    (out / stale).unlink()
+            new_projects[project] = {"fingerprint": fingerprint, "files": result.files}
+            report.projects_written.append(project)
+            report.variants_files += result.variants_files
+            report.linked += result.linked
+            report.copied += result.copied
 
     for project in sorted(set(manifest.projects) - set(new_projects)):
         for rel in manifest.projects[project].get("files", []):
@@ -495,37 +569,86 @@ def build_index(
     return report
 
 
+def _unchanged(cached: WheelRecord | None, stat: os.stat_result) -> bool:
+    return (
+        cached is not None and cached.size == stat.st_size and cached.mtime_ns == stat.st_mtime_ns
+    )
+
+
+def _merge_variants(wheels: list[WheelRecord]) -> list[tuple[str, bytes]]:
+    """(variants.json file name, content) for each version of a project with variant wheels."""
+    groups: dict[tuple[str, str], list[WheelRecord]] = {}
+    for wheel in wheels:
+        if wheel.variant_label is not None:
+            groups.setdefault((wheel.name, wheel.version), []).append(wheel)
+    return [
+        (variants_json_filename(name, version), _merge_version(group).encode("utf-8"))
+        for (name, version), group in sorted(groups.items())
+    ]
+
+
+@dataclass
+class _Written:
+    files: list[str] = field(default_factory=list)
+    variants_files: list[str] = field(default_factory=list)
+    linked: int = 0
+    copied: int = 0
+
+
+def _create(path: str, data: bytes) -> None:
+    """Create a file that cannot exist yet (a fresh build's staging folder)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
 def _write_project(
     source: Path,
     out: Path,
     project: str,
     wheels: list[WheelRecord],
+    variants: list[tuple[str, bytes]],
     metadata_of: Mapping[str, bytes],
     mode: str,
-    report: BuildReport,
-) -> list[str]:
-    files_dir = out / "files" / project
-    page_dir = out / "simple" / project
-    files_dir.mkdir(parents=True, exist_ok=True)
-    page_dir.mkdir(parents=True, exist_ok=True)
-    made = {files_dir, page_dir}
-    written: list[str] = []
+    fresh: bool,
+) -> _Written:
+    result = _Written()
+    files_dir = os.path.join(out, "files", project)
+    page_dir = os.path.join(out, "simple", project)
+    if fresh:
+        os.mkdir(files_dir)
+        os.mkdir(page_dir)
+    else:
+        os.makedirs(files_dir, exist_ok=True)
+        os.makedirs(page_dir, exist_ok=True)
+
+    def put(path: str, data: bytes) -> None:
+        if fresh:
+            _create(path, data)
+        else:
+            _write_if_changed(Path(path), data)
+
     links: list[_Link] = []
-    variant_wheels: dict[tuple[str, str], list[WheelRecord]] = {}
     for wheel in wheels:
         metadata = metadata_of.get(wheel.relpath)
-        target = files_dir / wheel.filename
+        target = os.path.join(files_dir, wheel.filename)
+        src = os.path.join(source, wheel.relpath)
+        if fresh:
+            _place_new_file(src, target, mode, result)
         # A wheel taken from the manifest was placed by an earlier build; leave it alone.
-        if metadata is not None or _size_of(target) != wheel.size:
-            _place_file(source / wheel.relpath, target, mode, report)
-        if metadata is None:
-            # Cached wheel: its .metadata file is still there unless someone removed it.
-            meta_path = files_dir / f"{wheel.filename}.metadata"
-            if not meta_path.exists():
-                metadata = _reread_metadata(source / wheel.relpath)
+        elif metadata is not None or _size_of(Path(target)) != wheel.size:
+            _place_file(Path(src), Path(target), mode, result)
+        meta_path = f"{target}.metadata"
+        if metadata is None and not os.path.exists(meta_path):
+            # Cached wheel whose .metadata file someone removed.
+            metadata = _reread_metadata(Path(src))
         if metadata is not None:
-            _write_if_changed(files_dir / f"{wheel.filename}.metadata", metadata, made)
-        written += [
+            put(meta_path, metadata)
+        result.files += [
             f"files/{project}/{wheel.filename}",
             f"files/{project}/{wheel.filename}.metadata",
         ]
@@ -538,22 +661,32 @@ def _write_project(
                 wheel.metadata_sha256,
             )
         )
-        if wheel.variant_label is not None:
-            variant_wheels.setdefault((wheel.name, wheel.version), []).append(wheel)
-    for (name, version), group in sorted(variant_wheels.items()):
-        data = _merge_version(group).encode("utf-8")
-        vj_name = variants_json_filename(name, version)
-        _write_if_changed(files_dir / vj_name, data, made)
+    for vj_name, data in variants:
+        put(os.path.join(files_dir, vj_name), data)
         rel = f"files/{project}/{vj_name}"
-        written.append(rel)
-        report.variants_files.append(rel)
+        result.files.append(rel)
+        result.variants_files.append(rel)
         links.append(_Link(vj_name, hashlib.sha256(data).hexdigest(), len(data)))
     links.sort(key=lambda link: link.filename)
     versions = sorted({w.version for w in wheels}, key=_version_key)
-    _write_if_changed(page_dir / "index.html", _project_html(project, links), made)
-    _write_if_changed(page_dir / "index.json", _project_json(project, links, versions), made)
-    written += [f"simple/{project}/index.html", f"simple/{project}/index.json"]
-    return written
+    put(os.path.join(page_dir, "index.html"), _project_html(project, links))
+    put(os.path.join(page_dir, "index.json"), _project_json(project, links, versions))
+    result.files += [f"simple/{project}/index.html", f"simple/{project}/index.json"]
+    return result
+
+
+def _place_new_file(src: str, dst: str, mode: str, result: _Written) -> None:
+    """Put the wheel at ``dst``, which cannot exist yet: a hard link when ``mode`` is auto and
+    the filesystem allows, else a copy."""
+    if mode == "auto":
+        try:
+            os.link(src, dst)
+            result.linked += 1
+            return
+        except OSError:
+            pass
+    shutil.copyfile(src, dst)
+    result.copied += 1
 
 
 def _size_of(path: Path) -> int | None:

@@ -124,7 +124,7 @@ def make_variant(
         if body and not body.endswith(b"\n"):
             body += b"\n"
         line = f"{vj_name},{record_hash(data)},{len(data)}\n".encode()
-        record_info = archive.zip.getinfo(archive.record_name)
+        record_info = archive.member(archive.record_name)
         drop = {archive.variant_json_name} if archive.variant_json_name else set()
         rewrite_wheel(
             archive,

@@ -18,7 +18,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
-from fitwheel.index.finder import Finder
+from fitwheel.index.finder import FIND_LINKS_RANK, Finder
 from fitwheel.index.simple import Link
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.filenames import WheelFilename
@@ -151,8 +151,8 @@ class CandidateSource:
             return True  # pip ignores a broken requires-python, and so does fitwheel
 
     def versions(self, name: str) -> list[tuple[Version, list[_Wheel]]]:
-        """The project's installable versions, newest first, with their compatible wheels
-        (cheap: no variant metadata is read here). Computed once; concurrent callers wait."""
+        """The project's installable versions, newest first (with ``unsafe-first-match``: an
+        earlier index's first), with their compatible wheels (cheap: no variant metadata is read here). Computed once; concurrent callers wait."""
         key = canonicalize_name(name)
         with self._lock:
             if key in self._versions:
@@ -199,7 +199,20 @@ class CandidateSource:
             if not ranks:
                 continue
             by_version.setdefault(version, []).append((link, wheel, min(ranks)))
-        return sorted(by_version.items(), key=lambda item: item[0], reverse=True)
+        finder = self.finder
+        first: dict[Version, int] = {}
+        for version, wheels in by_version.items():
+            # a version on several indexes: the files of the first of them (and find-links)
+            best = min(finder.rank(w[0]) for w in wheels)
+            first[version] = best
+            by_version[version] = [
+                w for w in wheels if finder.rank(w[0]) in (best, FIND_LINKS_RANK)
+            ]
+        newest = sorted(by_version.items(), key=lambda item: item[0], reverse=True)
+        if finder.index_strategy == "unsafe-first-match":
+            # every version of an earlier index before any of a later one (a stable sort)
+            newest.sort(key=lambda item: first[item[0]])
+        return newest
 
     def _order_version(
         self, name: NormalizedName, version: Version, wheels: list[_Wheel]

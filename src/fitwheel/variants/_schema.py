@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
 
 
 class Generation(enum.Enum):
@@ -44,7 +43,6 @@ _NEWEST_KNOWN: dict[int | None, dict[int, tuple[int, int, int]]] = {
 }
 
 
-@dataclass(frozen=True)
 class SchemaInfo:
     """What a ``$schema`` value says.
 
@@ -54,10 +52,26 @@ class SchemaInfo:
     ``version``: the semantic version in the URL, if any.
     """
 
-    generation: Generation | None
-    lenient: bool = False
-    version: tuple[int, int, int] | None = None
-    unversioned: bool = False
+    # Not a dataclass: defining one costs more start-up time than reading a whole file.
+    __slots__ = ("generation", "lenient", "unversioned", "version")
+
+    def __init__(
+        self,
+        generation: Generation | None,
+        lenient: bool = False,
+        version: tuple[int, int, int] | None = None,
+        unversioned: bool = False,
+    ) -> None:
+        self.generation = generation
+        self.lenient = lenient
+        self.version = version
+        self.unversioned = unversioned
+
+    def __repr__(self) -> str:
+        return (
+            f"SchemaInfo(generation={self.generation!r}, lenient={self.lenient!r}, "
+            f"version={self.version!r}, unversioned={self.unversioned!r})"
+        )
 
 
 class UnknownMajorVersion(Exception):

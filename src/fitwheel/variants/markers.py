@@ -24,12 +24,16 @@ import re
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
 
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.model import SupportedProperties, VariantDescription
 
+# ``typing`` stays unimported at run time (this module is on the start-up path of ``fitwheel
+# select``); type checkers treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from packaging.markers import Marker
 
 # packaging is imported where it is used: evaluating the common provider conditions (enable-if)
@@ -39,6 +43,7 @@ __all__ = [
     "VARIANT_MARKERS",
     "evaluate_environment_marker",
     "evaluate_marker",
+    "is_simple_environment_marker",
     "parse_marker",
     "variant_marker_environment",
 ]
@@ -274,6 +279,12 @@ def _simple_form(text: str) -> tuple[tuple[_Clause, ...], ...] | None:
         if word == "or":
             groups.append([])
         i += 1
+
+
+def is_simple_environment_marker(text: str) -> bool:
+    """Whether ``text`` is a plain PEP 508 marker made only of string comparisons joined by
+    ``and``/``or``: such a marker is valid without consulting packaging."""
+    return _simple_form(text) is not None
 
 
 def _fast_evaluate(text: str, environment: Mapping[str, str]) -> bool | None:

@@ -12,11 +12,39 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from fitwheel.variants.errors import InvalidLabelError, InvalidPropertyError
+from fitwheel.variants.names import (
+    FEATURE_RE,
+    LABEL_RE,
+    NAMESPACE_RE,
+    VALUE_RE,
+    check_feature,
+    check_label,
+    check_namespace,
+    check_value,
+)
 
-NAMESPACE_RE = re.compile(r"[a-z0-9_]+")
-FEATURE_RE = re.compile(r"[a-z0-9_]+")
-VALUE_RE = re.compile(r"[a-z0-9_.]+")
-LABEL_RE = re.compile(r"[0-9a-z._]+")
+# The validators and alphabets live in ``names`` and are part of this module's interface too.
+__all__ = [
+    "FEATURE_RE",
+    "LABEL_RE",
+    "LEGACY_NULL_LABELS",
+    "NAMESPACE_RE",
+    "NULL_LABEL",
+    "VALUE_RE",
+    "Provider",
+    "SupportedProperties",
+    "VariantDescription",
+    "VariantFeature",
+    "VariantInfo",
+    "VariantProperty",
+    "check_feature",
+    "check_label",
+    "check_namespace",
+    "check_value",
+    "default_label",
+    "properties_to_dict",
+]
+
 NULL_LABEL = "null"
 #: Null-variant labels of the unversioned (pre-v0.0.2) generation, whose null wheels carry them;
 #: only readers of that generation create descriptions with them.
@@ -30,40 +58,10 @@ _FEATURE_STRING_RE = re.compile(r"([^\s:]+)\s*::\s*([^\s:]+)")
 SupportedProperties = Mapping[str, Mapping[str, tuple[str, ...]]]
 
 
-def check_namespace(name: str, *, path: str = "") -> str:
-    if not isinstance(name, str) or not NAMESPACE_RE.fullmatch(name):
-        raise InvalidPropertyError(
-            f"namespace {name!r} must be non-empty and use only a-z, 0-9 and _", path=path
-        )
-    return name
-
-
-def check_feature(name: str, *, path: str = "") -> str:
-    if not isinstance(name, str) or not FEATURE_RE.fullmatch(name):
-        raise InvalidPropertyError(
-            f"feature name {name!r} must be non-empty and use only a-z, 0-9 and _", path=path
-        )
-    return name
-
-
-def check_value(value: str, *, path: str = "") -> str:
-    if not isinstance(value, str) or not VALUE_RE.fullmatch(value):
-        raise InvalidPropertyError(
-            f"feature value {value!r} must be non-empty and use only a-z, 0-9, _ and .", path=path
-        )
-    return value
-
-
-def check_label(label: str, *, path: str = "") -> str:
-    if not isinstance(label, str) or not LABEL_RE.fullmatch(label):
-        raise InvalidLabelError(
-            f"variant label {label!r} must be non-empty and use only a-z, 0-9, _ and .", path=path
-        )
-    return label
-
-
 @dataclass(frozen=True, order=True)
 class VariantFeature:
+    """A feature of a namespace, written ``namespace :: feature``."""
+
     namespace: str
     feature: str
 
@@ -85,6 +83,8 @@ class VariantFeature:
 
 @dataclass(frozen=True, order=True)
 class VariantProperty:
+    """One value of a feature, written ``namespace :: feature :: value``."""
+
     namespace: str
     feature: str
     value: str

@@ -35,15 +35,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, NoReturn
-
-from packaging.markers import InvalidMarker, Marker
-from packaging.requirements import InvalidRequirement, Requirement
 
 from fitwheel.variants._schema import Generation, SchemaInfo, UnknownMajorVersion, classify_schema
 from fitwheel.variants.errors import InvalidLabelError, InvalidPropertyError, VariantFormatError
+from fitwheel.variants.markers import is_simple_environment_marker
 from fitwheel.variants.model import (
     FEATURE_RE,
     LABEL_RE,
@@ -55,6 +51,14 @@ from fitwheel.variants.model import (
     VariantInfo,
     VariantProperty,
 )
+
+# ``typing`` stays unimported at run time (it is not needed there, and this module is on the
+# start-up path of ``fitwheel select``); type checkers treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal, NoReturn
+
+    Kind = Literal["index", "wheel"]
 
 __all__ = [
     "LEGACY_NULL_LABEL",
@@ -73,11 +77,17 @@ LEGACY_NULL_LABEL = "00000000"
 #: 817 limited labels to 16 characters; 825 lifted the limit.
 _LEGACY_LABEL_MAX = 16
 
-Kind = Literal["index", "wheel"]
-
 _PLUGIN_API_RE = re.compile(r"[A-Za-z0-9_.]+(?:\s*:\s*[A-Za-z0-9_.]+)?")
 _JSON_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _JSON_BRACKET_RE = re.compile(r"[\[\]{}]")
+#: ``name`` or ``name>=1.2,<3``: the requirement form published files use. Every string it
+#: matches is a valid PEP 508 requirement, so only other forms need packaging's parser, whose
+#: import (with ``subprocess``, ``logging`` and ``platform``) would dominate ``fitwheel select``.
+_SIMPLE_REQUIREMENT_RE = re.compile(
+    r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+    r"(?:[ ]*(?:[<>]=?|[=!]=)[ ]*[0-9]+(?:\.[0-9]+)*"
+    r"(?:[ ]*,[ ]*(?:[<>]=?|[=!]=)[ ]*[0-9]+(?:\.[0-9]+)*)*)?"
+)
 
 _LEGACY_PROVIDER_KEYS = frozenset(
     {"requires", "plugin-api", "optional", "enable-if", "install-time", "plugin-use"}
@@ -89,7 +99,7 @@ _LEGACY_ONLY = frozenset({"enable-if", "install-time", "plugin-use"})
 _CURRENT_ONLY = frozenset({"static-properties", "feature-order", "builtin"})
 
 
-class _PairsDict(dict[str, Any]):
+class _PairsDict(dict[str, "Any"]):
     """A decoded JSON object that remembers which keys appeared more than once."""
 
     duplicates: tuple[str, ...] = ()
@@ -219,12 +229,24 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-@dataclass(frozen=True)
 class _Dialect:
-    generation: Generation
-    lenient: bool
-    schema: SchemaInfo
-    priority_keys: frozenset[str]
+    """How the document at hand is read: its generation, whether unknown keys are ignored, what
+    its ``$schema`` said, and which ``default-priorities`` keys it may use."""
+
+    # Not a dataclass: defining one costs more start-up time than reading a whole file.
+    __slots__ = ("generation", "lenient", "priority_keys", "schema")
+
+    def __init__(
+        self,
+        generation: Generation,
+        lenient: bool,
+        schema: SchemaInfo,
+        priority_keys: frozenset[str],
+    ) -> None:
+        self.generation = generation
+        self.lenient = lenient
+        self.schema = schema
+        self.priority_keys = priority_keys
 
 
 class _Reader:
@@ -689,12 +711,29 @@ class _Reader:
 
     def requirement(self, value: Any, path: str) -> str:
         text = self.string(value, path, "a requirement (a string)")
+        if _SIMPLE_REQUIREMENT_RE.fullmatch(text):
+            return text
+        from packaging.requirements import InvalidRequirement, Requirement
+
         try:
             Requirement(text)
         except InvalidRequirement as exc:
             first = str(exc).splitlines()[0] if str(exc) else "invalid"
             self.fail(path, f"{text!r} is not a valid dependency specifier (PEP 508): {first}")
         return text
+
+    def environment_marker(self, text: str, path: str) -> None:
+        if is_simple_environment_marker(text):
+            return
+        # Most enable-if markers are plain string comparisons that need no parser; packaging is
+        # imported only for the others, keeping it off the start-up path of ``fitwheel select``.
+        from packaging.markers import InvalidMarker, Marker
+
+        try:
+            Marker(text)
+        except InvalidMarker as exc:
+            first = str(exc).splitlines()[0] if str(exc) else "invalid"
+            self.fail(path, f"{text!r} is not a valid environment marker: {first}")
 
     def current_provider(
         self,
@@ -786,11 +825,7 @@ class _Reader:
         if "enable-if" in table:
             epath = _path(path, "enable-if")
             enable_if = self.string(table["enable-if"], epath, "an environment marker (a string)")
-            try:
-                Marker(enable_if)
-            except InvalidMarker as exc:
-                first = str(exc).splitlines()[0] if str(exc) else "invalid"
-                self.fail(epath, f"{enable_if!r} is not a valid environment marker: {first}")
+            self.environment_marker(enable_if, epath)
         install_time = True
         if "install-time" in table:
             install_time = self.boolean(table["install-time"], _path(path, "install-time"))

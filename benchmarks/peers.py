@@ -1,0 +1,188 @@
+"""Installers side by side: fresh virtual environments, per-run cache folders, a static index on
+127.0.0.1, and the command line of each peer (fitwheel, ``uv pip install``, ``pip install``)
+for the same requirements from the same index."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from benchmarks.harness import Case
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+TORCH = "torch==2.13.0"
+
+
+def mirror_module() -> ModuleType:
+    """The real-tree mirror (pinned wheels, index build, loopback server) of the e2e tests."""
+    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+    import mirror
+
+    return mirror
+
+
+@contextlib.contextmanager
+def isolated_environ() -> Iterator[None]:
+    """Run the peers without this machine's pip/uv configuration (extra indexes, find-links),
+    so that each reads only the index URL it is given."""
+    saved = dict(os.environ)
+    bench = {k: v for k, v in saved.items() if k.startswith("FITWHEEL_BENCH_")}
+    clean = mirror_module().clean_env(**bench)
+    os.environ.clear()
+    os.environ.update(clean)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def fresh_venv(path: Path) -> Callable[[], None]:
+    """A setup step: an empty virtual environment at ``path`` (no pip inside)."""
+
+    def setup() -> None:
+        if path.exists():
+            shutil.rmtree(path)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+
+    return setup
+
+
+def emptied(path: Path) -> Callable[[], None]:
+    def setup() -> None:
+        if path.exists():
+            shutil.rmtree(path)
+        path.mkdir(parents=True)
+
+    return setup
+
+
+def both(*steps: Callable[[], None]) -> Callable[[], None]:
+    def setup() -> None:
+        for step in steps:
+            step()
+
+    return setup
+
+
+def torch_wheel(dest: Path) -> Path:
+    """The torch 2.13.0 CPU wheel, fetched once by ``pip download`` with this machine's pip
+    configuration (which may name a local wheel store)."""
+    found = sorted(dest.glob("torch-2.13.0*.whl")) if dest.is_dir() else []
+    if not found:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "-d",
+                str(dest),
+                TORCH,
+            ],
+            check=True,
+        )
+        found = sorted(dest.glob("torch-2.13.0*.whl"))
+    if not found:
+        raise RuntimeError(f"pip download {TORCH} left no wheel in {dest}")
+    return found[0]
+
+
+@dataclass(frozen=True)
+class Peers:
+    """Commands for one job (``requirements`` + ``flags``) against ``index_url``; every peer
+    installs into its own venv under ``work`` and keeps its cache in its own folder."""
+
+    work: Path
+    index_url: str
+    requirements: Sequence[str]
+    flags: Sequence[str] = ()
+
+    def venv(self, peer: str) -> Path:
+        return self.work / f"venv-{peer}"
+
+    def cache(self, peer: str) -> Path:
+        return self.work / f"cache-{peer}"
+
+    def _setup(self, peer: str, cold: bool) -> Callable[[], None]:
+        steps = [fresh_venv(self.venv(peer))]
+        if cold:
+            steps.append(emptied(self.cache(peer)))
+        return both(*steps)
+
+    def fitwheel(self, cold: bool, *, link_mode: str | None = None) -> Case:
+        peer = "fitwheel" + (f"-{link_mode}" if link_mode else "")
+        argv = [
+            str(BIN / "fitwheel"),
+            "install",
+            "-q",
+            "--python",
+            str(self.venv(peer)),
+            "--index-url",
+            self.index_url,
+            "--cache-dir",
+            str(self.cache(peer)),
+            *(["--link-mode", link_mode] if link_mode else []),
+            *self.flags,
+            *self.requirements,
+        ]
+        return Case.command(
+            peer,
+            argv,
+            setup=self._setup(peer, cold),
+            env={"FITWHEEL_CACHE_DIR": str(self.cache(peer))},
+        )
+
+    def uv(self, cold: bool) -> Case:
+        argv = [
+            str(BIN / "uv"),
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            str(self.venv("uv") / "bin" / "python"),
+            "--index-url",
+            self.index_url,
+            *self.flags,
+            *self.requirements,
+        ]
+        return Case.command(
+            "uv pip install",
+            argv,
+            setup=self._setup("uv", cold),
+            env={"UV_CACHE_DIR": str(self.cache("uv")), "UV_NO_CONFIG": "1"},
+        )
+
+    def pip(self, cold: bool) -> Case:
+        # --no-compile: fitwheel and uv do not byte-compile by default either.
+        argv = [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(self.venv("pip") / "bin" / "python"),
+            "install",
+            "-q",
+            "--no-compile",
+            "--only-binary=:all:",
+            "--index-url",
+            self.index_url,
+            *self.flags,
+            *self.requirements,
+        ]
+        return Case.command(
+            "pip install",
+            argv,
+            setup=self._setup("pip", cold),
+            env={"PIP_CACHE_DIR": str(self.cache("pip"))},
+        )
