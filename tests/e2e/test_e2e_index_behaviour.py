@@ -101,28 +101,46 @@ def test_pip_configuration_is_honoured(tmp_path: Path, site: Path, venv: Path) -
         assert any(path == "/simple/yank/" for _m, path, _h in state.requests)
 
 
-def test_a_project_on_two_indexes_is_named_in_a_warning(
-    tmp_path: Path, site: Path, venv: Path
-) -> None:
+def test_two_indexes_follow_the_index_strategy(tmp_path: Path, site: Path, venv: Path) -> None:
     other = tmp_path / "other"
     make_wheel(other / "w", "yank", "1.5", files={"yank.py": "V = 15\n"})
     build_simple_index(other / "w", other / "site")
     with serve(site) as (url, _), serve(other / "site") as (url2, _):
-        done = run(
+        both = ["-i", f"{url}/simple/", "--extra-index-url", f"{url2}/simple/"]
+        # default first-index: the extra index (searched first) has yank, so only it counts
+        done = run(tmp_path, "yank", *both, "--python", str(venv))
+        assert done.returncode == 0, done.stderr
+        assert version_in(venv) == "15" and "published on" not in done.stderr
+        refused = run(tmp_path, "yank==1.0", *both, "--python", str(venv))
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr
+        assert version_in(venv) == "15"
+        older = run(
             tmp_path,
-            "yank",
-            "-i",
-            f"{url}/simple/",
-            "--extra-index-url",
-            f"{url2}/simple/",
+            "yank==1.0",
+            *both,
+            "--index-strategy",
+            "unsafe-first-match",
             "--python",
             str(venv),
         )
-        assert done.returncode == 0, done.stderr
+        assert older.returncode == 0, older.stderr
+        assert version_in(venv) == "1"
+        assert "yank is published on 2 indexes" in older.stderr
+        assert f"came from {url}/simple/" in older.stderr
+        best = run(
+            tmp_path,
+            "yank",
+            "-U",
+            *both,
+            "--index-strategy",
+            "unsafe-best-match",
+            "--python",
+            str(venv),
+        )
+        assert best.returncode == 0, best.stderr
         assert version_in(venv) == "15"  # 1.5 on the extra index beats 1.0 (2.0 is yanked)
-        assert "yank is published on 2 indexes" in done.stderr
-        single = run(tmp_path, "yank", "-i", f"{url}/simple/", "--python", str(venv))
-        assert "published on" not in single.stderr
+        bad = run(tmp_path, "yank", *both, "--index-strategy", "best", "--python", str(venv))
+        assert bad.returncode == 2
 
 
 def test_a_second_install_waits_for_the_first(tmp_path: Path, site: Path, venv: Path) -> None:

@@ -155,6 +155,24 @@ def test_hostile_wheel_stops_the_build_before_anything_is_written(tmp_path: Path
         build_index(wheels, out)
     assert not (out / "simple").exists() and not (out / "files").exists()
     assert not (tmp_path / "evil.py").exists()
+    # a first build is staged beside the output folder; a failed one leaves nothing there
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wheels"]
+
+
+def test_first_build_into_an_existing_empty_folder(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    make_wheel(wheels)
+    out = tmp_path / "index"
+    out.mkdir()
+    report = build_index(wheels, out)
+    assert (report.wheels, report.linked) == (1, 1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index", "wheels"]
+    assert "demo_pkg-1.0-py3-none-any.whl" in (out / "simple/demo-pkg/index.html").read_text()
+    assert (
+        (out / "files/demo-pkg/demo_pkg-1.0-py3-none-any.whl.metadata")
+        .read_bytes()
+        .startswith(b"Metadata-Version")
+    )
 
 
 def _mtimes(root: Path) -> dict[str, int]:

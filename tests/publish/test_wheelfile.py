@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import struct
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from fitwheel.publish.wheelfile import (
     NotAWheelError,
     RecordMismatchError,
     UnsafeWheelError,
+    WheelArchive,
     ZipBombError,
+    _moved_record,
     check_member_name,
 )
 from fitwheel.variants.model import VariantProperty
@@ -232,3 +235,104 @@ def test_strip_refuses_plain_wheel(tmp_path: Path, out: Path) -> None:
     with pytest.raises(FitwheelError, match="not a variant wheel"):
         strip_variant(wheel, out_dir=out)
     assert list(out.iterdir()) == []
+
+
+def test_prepended_bytes_refused(tmp_path: Path, config: VariantConfig, out: Path) -> None:
+    wheel = make_wheel(tmp_path)
+    wheel.write_bytes(b"#!/bin/sh\nexit 0\n" + wheel.read_bytes())
+    _assert_refused(wheel, config, out, NotAWheelError, "not where the end record says")
+
+
+def test_local_header_naming_another_file_refused(
+    tmp_path: Path, config: VariantConfig, out: Path
+) -> None:
+    wheel = make_wheel(tmp_path, files={"pkg/aa.py": b"a\n"})
+    data = bytearray(wheel.read_bytes())
+    local = data.find(b"PK\x03\x04" + data[4:26])  # the first member's local header
+    assert data[local + 30 : local + 39] == b"pkg/aa.py"
+    data[local + 30 : local + 39] = b"pkg/zz.py"
+    wheel.write_bytes(bytes(data))
+    _assert_refused(wheel, config, out, UnsafeWheelError, "local header names it 'pkg/zz.py'")
+
+
+def test_members_after_record_move_and_keep_zip64_sizes(
+    tmp_path: Path, config: VariantConfig, out: Path
+) -> None:
+    """A member after RECORD moves when variant.json is inserted: its central directory entry
+    must point at its new offset, zip64 extra fields included."""
+    wheel = make_wheel(tmp_path)
+    late = b"late = True\n" * 50
+    with zipfile.ZipFile(wheel) as zf:
+        items = [(i, zf.read(i)) for i in zf.infolist()]
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
+        for info, content in items:
+            if info.filename.endswith("RECORD"):
+                content += f"demo_pkg/late.py,{record_hash(late)},{len(late)}\n".encode()
+            zf.writestr(info, content)
+        with zf.open(zipfile.ZipInfo("demo_pkg/late.py"), "w", force_zip64=True) as handle:
+            handle.write(late)
+    result = make_variant(wheel, PROP, config, out_dir=out)
+    with zipfile.ZipFile(result.path) as zf:
+        assert zf.testzip() is None
+        assert zf.read("demo_pkg/late.py") == late
+        names = zf.namelist()
+    assert names[-3:] == [
+        "demo_pkg-1.0.dist-info/variant.json",
+        "demo_pkg-1.0.dist-info/RECORD",
+        "demo_pkg/late.py",
+    ]
+    back = strip_variant(result.path, out_dir=tmp_path / "back")
+    with zipfile.ZipFile(back) as stripped, zipfile.ZipFile(wheel) as original:
+        assert stripped.namelist() == original.namelist()
+        for name in original.namelist():
+            assert stripped.read(name) == original.read(name)
+
+
+def test_offset_beyond_four_gigabytes_goes_to_zip64(tmp_path: Path) -> None:
+    """Central directory entries for members past 4 GiB carry the offset in a zip64 field."""
+    wheel = make_wheel(tmp_path)
+    with WheelArchive(wheel) as archive:
+        member = archive.member("demo_pkg-1.0.dist-info/METADATA")
+    moved = _moved_record(member, 5 << 30)
+    signature, *_ = struct.unpack_from("<4s", moved)
+    assert signature == b"PK\x01\x02"
+    assert struct.unpack_from("<I", moved, 42)[0] == 0xFFFFFFFF
+    name_len, extra_len = struct.unpack_from("<HH", moved, 28)
+    extra = moved[46 + name_len : 46 + name_len + extra_len]
+    kind, size, offset = struct.unpack_from("<HHQ", extra)
+    assert (kind, size, offset) == (1, 8, 5 << 30)
+    # moved again (now from a zip64 offset) to a small offset: still read back right
+    member.record = moved
+    again = _moved_record(member, 1234)
+    name_len, extra_len = struct.unpack_from("<HH", again, 28)
+    extra = again[46 + name_len : 46 + name_len + extra_len]
+    assert struct.unpack_from("<HHQ", extra) == (1, 8, 1234)
+
+
+@pytest.mark.parametrize("library", ["zlib", "default"])
+def test_verification_with_each_inflater(
+    tmp_path: Path,
+    config: VariantConfig,
+    out: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    library: str,
+) -> None:
+    """The checks hold with plain zlib (when ISA-L is missing) and on the two-thread path that
+    large members take."""
+    from fitwheel.publish import wheelfile
+
+    if library == "zlib":
+        monkeypatch.setattr(wheelfile, "_zlib_impl", zlib)
+    monkeypatch.setattr(wheelfile, "_PIPELINE_MIN", 1000)
+    big = bytes(range(256)) * 64
+    good = make_wheel(tmp_path / "good", files={"pkg/big.bin": big, "pkg/small.py": b"x = 1\n"})
+    result = make_variant(good, PROP, config, out_dir=out)
+    with zipfile.ZipFile(result.path) as zf:
+        assert zf.read("pkg/big.bin") == big
+    result.path.unlink()
+    bad = make_wheel(
+        tmp_path / "bad",
+        files={"pkg/big.bin": big},
+        record_content={"pkg/big.bin": big[:-1] + b"!"},
+    )
+    _assert_refused(bad, config, out, RecordMismatchError, "does not match its RECORD hash")

@@ -81,9 +81,12 @@ def test_first_index_stops_asking_once_an_index_has_the_project(tmp_path: Path) 
     make_wheel(tmp_path / "b", "conf", "2.0")
     build_simple_index(tmp_path / "a", tmp_path / "a-site")
     build_simple_index(tmp_path / "b", tmp_path / "b-site")
-    with serve(tmp_path / "a-site") as (main, main_state), serve(tmp_path / "b-site") as (
-        extra,
-        _,
+    with (
+        serve(tmp_path / "a-site") as (main, main_state),
+        serve(tmp_path / "b-site") as (
+            extra,
+            _,
+        ),
     ):
         config = IndexConfig(f"{main}/simple/", (f"{extra}/simple/",))
         finder = Finder(config, Session(retries=0, env={}))

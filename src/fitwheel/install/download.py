@@ -208,12 +208,23 @@ class Downloader:
         self,
         items: Sequence[DownloadItem],
         progress: Callable[[str, int], None] | None = None,
+        then: Callable[[Downloaded], object] | None = None,
     ) -> list[Downloaded]:
-        """Every item, in order; the first failure cancels the rest and is raised."""
+        """Every item, in order; the first failure cancels the rest and is raised.
+
+        ``then`` runs on each file as soon as it is there (say, unpacking it while the others
+        still download)."""
+
+        def one(item: DownloadItem) -> Downloaded:
+            done = self.fetch(item, progress)
+            if then is not None:
+                then(done)
+            return done
+
         if len(items) <= 1 or self.jobs <= 1:
-            return [self.fetch(item, progress) for item in items]
+            return [one(item) for item in items]
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            futures = [pool.submit(self.fetch, item, progress) for item in items]
+            futures = [pool.submit(one, item) for item in items]
             try:
                 return [f.result() for f in futures]
             except BaseException:

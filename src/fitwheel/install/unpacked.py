@@ -91,6 +91,7 @@ def _b64(digest: bytes) -> str:
 #: stays bounded whatever the wheel holds
 _WHOLE = 8 << 20
 _CHUNK = 1 << 20
+_THREADED = 2 << 20
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
 _LOCAL_MAGIC = b"PK\x03\x04"
 
@@ -119,7 +120,7 @@ def _data_offset(fd: int, info: zipfile.ZipInfo, wheel: str) -> int:
     fields = _LOCAL_HEADER.unpack(header)
     if fields[0] != _LOCAL_MAGIC:
         raise UnpackError(f"{wheel} is damaged: no local header for {info.filename}.")
-    return info.header_offset + _LOCAL_HEADER.size + fields[9] + fields[10]
+    return int(info.header_offset + _LOCAL_HEADER.size + fields[9] + fields[10])
 
 
 def _chunks(fd: int, offset: int, size: int, wheel: str, name: str) -> Iterator[bytes]:
@@ -220,7 +221,9 @@ def _extract_all(wheel: Path, members: list[_Member]) -> list[str]:
                 return
 
     try:
-        count = min(_workers(), len(members))
+        # threads pay off for big wheels only; small ones are often unpacked several at once
+        big = sum(m.info.compress_size for m in members) > _THREADED
+        count = min(_workers(), len(members)) if big else 1
         if count <= 1:
             work()
         else:
@@ -333,11 +336,14 @@ class UnpackedCache:
             return None
         if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
             return None
+        base = os.path.join(folder, "files")
+        stat_size = os.stat
+        join = os.path.join
         for member in data["members"]:
             # a cheap integrity check: a file changed in place (say, through a hard link from an
             # environment) usually changes size
             try:
-                if (folder / "files" / member["name"]).stat().st_size != member["size"]:
+                if stat_size(join(base, member["name"])).st_size != member["size"]:
                     return None
             except OSError:
                 return None

@@ -322,7 +322,16 @@ def _resolve_and_install(
                 hashes[algo] = digests
         items.append(DownloadItem(p.candidate.link.filename, p.candidate.link.url, hashes))
     downloader = Downloader(session, cache_root / "wheels", jobs=request.jobs)
-    for p, done in zip(to_fetch, downloader.fetch_all(items, progress), strict=True):
+    unpacked = UnpackedCache(cache_root / "unpacked")
+
+    def unpack(done: Downloaded) -> None:
+        # unpack each wheel (checking it against its RECORD) while the others still download;
+        # a broken wheel is reported by the install step below, with nothing changed
+        with contextlib.suppress(Exception):
+            unpacked.get(done.path, done.sha256)
+
+    fetched = downloader.fetch_all(items, progress, then=unpack)
+    for p, done in zip(to_fetch, fetched, strict=True):
         p.downloaded = done
         p.sha256 = done.sha256
     local = {str(item.wheel_path) for item in user.requirements if item.wheel_path is not None}
@@ -343,7 +352,6 @@ def _resolve_and_install(
                 else None,
             )
         )
-    unpacked = UnpackedCache(cache_root / "unpacked")
     outcome.installed = install_wheels(
         env,
         wheels,

@@ -98,6 +98,8 @@ def read_rocm_version(probe: Probe) -> tuple[str, str] | None:
 
 @dataclass
 class _Gpu:
+    """One AMD GPU as the KFD topology describes it, before it becomes a profile Device."""
+
     node: int
     gfx: str
     target_version: int

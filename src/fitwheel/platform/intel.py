@@ -59,6 +59,8 @@ def ip_values(ip: str) -> tuple[str, ...]:
 
 @dataclass
 class _Gpu:
+    """One Intel GPU found on the PCI bus, with its IP version once known."""
+
     index: int
     address: str
     pci_id: str

@@ -189,6 +189,8 @@ def _proc_gpu_info(probe: Probe) -> dict[str, dict[str, str]]:
 
 @dataclass
 class _Gpu:
+    """One NVIDIA GPU as detection pieced it together, before it becomes a profile Device."""
+
     index: int
     address: str = ""
     pci_id: str = ""
@@ -202,6 +204,8 @@ class _Gpu:
 
 @dataclass
 class _Found:
+    """What the driver offers (its CUDA version and where that came from) and its GPUs."""
+
     cuda: tuple[int, int]
     cuda_source: str
     gpus: list[_Gpu]

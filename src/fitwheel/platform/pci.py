@@ -31,6 +31,8 @@ _MAX_FUNCTIONS = 4096
 
 @dataclass(frozen=True)
 class PciFunction:
+    """One function of the PCI bus: its address, identity, class and bound driver."""
+
     address: str  # domain:bus:device.function, e.g. 0000:18:00.0
     vendor: int
     device: int

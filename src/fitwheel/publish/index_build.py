@@ -443,11 +443,11 @@ def build_index(
     fresh = _is_fresh(out)
     scanned = _scan(source, out)
     if not fresh:
-        return _build(source, out, scanned, mode, limits, fresh=False)
+        return _build(source, out, scanned, mode, limits)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        report = _build(source, staging, scanned, mode, limits, fresh=True)
+        report = _build_fresh(source, staging, scanned, mode, limits)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(staging, 0o777 & ~umask)  # as if made by mkdir, not mkdtemp's 0o700
@@ -465,9 +465,9 @@ def _build(
     scanned: list[tuple[Path, str, os.stat_result]],
     mode: str,
     limits: Limits,
-    *,
-    fresh: bool,
 ) -> BuildReport:
+    """A rebuild: wheels are read (those that changed) before anything is written, and
+    projects are then updated in place, each file replaced atomically."""
     manifest = _Manifest(out / MANIFEST_NAME)
     report = BuildReport()
 
@@ -533,7 +533,7 @@ def _build(
     with ThreadPoolExecutor(_WORKERS) as pool:
         results = pool.map(
             lambda job: _write_project(
-                source, out, job[0], job[1], merged[job[0]], metadata_of, mode, fresh
+                source, out, job[0], job[1], merged[job[0]], metadata_of, mode, False
             ),
             to_write,
         )
@@ -556,16 +556,95 @@ def _build(
                 folder.rmdir()
         report.projects_removed.append(project)
 
-    names = sorted(new_projects)
+    _finish(out, manifest, records, new_projects)
+    return report
+
+
+def _finish(
+    out: Path,
+    manifest: _Manifest,
+    records: dict[str, WheelRecord],
+    projects: dict[str, dict[str, Any]],
+) -> None:
+    """Write the root pages (when the project list changed) and the manifest."""
+    names = sorted(projects)
     root_fingerprint = _fingerprint(names)
     if root_fingerprint != manifest.root_fingerprint or not (out / "simple/index.html").exists():
         page, doc = _root_pages(names)
         _write_if_changed(out / "simple" / "index.html", page)
         _write_if_changed(out / "simple" / "index.json", doc)
     manifest.wheels = records
-    manifest.projects = new_projects
+    manifest.projects = projects
     manifest.root_fingerprint = root_fingerprint
     manifest.save()
+
+
+def _project_key(filename: str) -> str:
+    try:
+        return normalize_project(WheelFilename.parse(filename).name)
+    except VariantFormatError:
+        return f"\0{filename}"  # its own group: analyze_wheel names the problem
+
+
+def _build_fresh(
+    source: Path,
+    out: Path,
+    scanned: list[tuple[Path, str, os.stat_result]],
+    mode: str,
+    limits: Limits,
+) -> BuildReport:
+    """A first build, into an empty staging folder: project by project on worker threads, so
+    that reading and hashing the wheels of one project overlaps creating the files of another.
+    Any failure discards the whole staging folder, so nothing is published half-built."""
+    groups: dict[str, list[tuple[Path, str]]] = {}
+    for path, relpath, _stat in scanned:
+        groups.setdefault(_project_key(path.name), []).append((path, relpath))
+    for top in ("files", "simple"):
+        (out / top).mkdir()
+
+    def publish(project: str) -> tuple[list[WheelRecord], str, _Written]:
+        records: list[WheelRecord] = []
+        metadata_of: dict[str, bytes] = {}
+        by_filename: dict[str, str] = {}
+        for path, relpath in groups[project]:
+            record, metadata_of[relpath] = analyze_wheel(path, relpath, limits=limits)
+            other = by_filename.get(record.filename)
+            if other is not None:
+                raise IndexBuildError(
+                    f"{record.filename} appears twice: {source / other} and {source / relpath}"
+                )
+            by_filename[record.filename] = relpath
+            records.append(record)
+        wheels = sorted(records, key=lambda r: r.filename)
+        fingerprint = _fingerprint(
+            (w.filename, w.sha256, w.metadata_sha256, w.requires_python, w.variant_label)
+            for w in wheels
+        )
+        written = _write_project(
+            source, out, project, wheels, _merge_variants(wheels), metadata_of, mode, True
+        )
+        return records, fingerprint, written
+
+    report = BuildReport()
+    records: dict[str, WheelRecord] = {}
+    projects: dict[str, dict[str, Any]] = {}
+    with ThreadPoolExecutor(_WORKERS) as pool:
+        try:
+            for project, (found, fingerprint, written) in zip(
+                sorted(groups), pool.map(publish, sorted(groups)), strict=True
+            ):
+                records.update((r.relpath, r) for r in found)
+                projects[project] = {"fingerprint": fingerprint, "files": written.files}
+                report.projects_written.append(project)
+                report.variants_files += written.variants_files
+                report.linked += written.linked
+                report.copied += written.copied
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+    report.wheels = report.wheels_read = len(records)
+    report.projects = len(projects)
+    _finish(out, _Manifest(out / MANIFEST_NAME), records, projects)
     return report
 
 

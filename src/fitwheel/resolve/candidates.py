@@ -152,7 +152,8 @@ class CandidateSource:
 
     def versions(self, name: str) -> list[tuple[Version, list[_Wheel]]]:
         """The project's installable versions, newest first (with ``unsafe-first-match``: an
-        earlier index's first), with their compatible wheels (cheap: no variant metadata is read here). Computed once; concurrent callers wait."""
+        earlier index's first), with their compatible wheels (cheap: no variant metadata is
+        read here). Computed once; concurrent callers wait."""
         key = canonicalize_name(name)
         with self._lock:
             if key in self._versions:
