@@ -22,7 +22,7 @@ from benchmarks.harness import Case, compare
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(
-    os.environ.get("FITWHEEL_FIXTURES", "/work/shared/fixtures/published-variants-json")
+    os.environ.get("FITWHEEL_FIXTURES", ROOT / "tests" / "variants" / "data" / "published")
 )
 PROFILE = ROOT / "tests" / "data" / "profiles" / "h100.json"
 FILES = [

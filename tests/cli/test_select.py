@@ -12,7 +12,7 @@ import pytest
 
 from fitwheel.cli.main import main
 
-FIXTURES = Path("/work/shared/fixtures/published-variants-json")
+FIXTURES = Path(__file__).resolve().parents[1] / "variants" / "data" / "published"
 TORCH29 = FIXTURES / "torch-2.9.0-variants.json"
 PROFILES = Path(__file__).resolve().parent.parent / "data" / "profiles"
 H100 = PROFILES / "h100.json"
@@ -336,3 +336,31 @@ def test_without_profile_this_machine_is_detected(tmp_path: Path) -> None:
         "rocm6.3",
         "rocm6.4",
     }
+
+
+def test_an_unserved_gpu_is_never_a_silent_fallback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sm = ["37_real", "36_real", "35_real", "30_real", "30_virtual"]
+    k80 = write(
+        tmp_path / "k80.json",
+        {
+            "properties": {"nvidia": {"cuda_version_lower_bound": ["12.4", "12.0"], "sm_arch": sm}},
+            "devices": [
+                {
+                    "vendor": "nvidia",
+                    "index": 0,
+                    "name": "Tesla K80",
+                    "compute_capability": "3.7",
+                    "properties": {"nvidia": {"sm_arch": sm}},
+                }
+            ],
+        },
+    )
+    code, out, err = run(capsys, TORCH29, "--profile", k80, "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["ordered"] == ["null"]
+    assert payload["unsupported_devices"] == ["nvidia GPU 0 (Tesla K80, compute capability 3.7)"]
+    assert "warning:" in err and "Tesla K80" in err and "cuda12.6:" in err
+    assert "falls back to null" in err

@@ -22,11 +22,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-FIXTURES = Path("/work/shared/fixtures/published-variants-json")
-if not FIXTURES.is_dir():  # the fixtures travel with the repository too, where present
-    FIXTURES = (
-        Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "published-variants-json"
-    )
+FIXTURES = Path(__file__).resolve().parents[1] / "variants" / "data" / "published"
 
 
 def _record_hash(data: bytes) -> str:

@@ -1,13 +1,19 @@
+import base64
+import hashlib
 import os
+import random
 import subprocess
+import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
 from fwtestkit import make_venv, make_wheel, sha256_of
 
+from fitwheel.install import unpacked
 from fitwheel.install.environment import inspect_environment
 from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
-from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.install.unpacked import UnpackedCache, UnpackError
 
 
 @pytest.fixture(scope="module")
@@ -89,4 +95,66 @@ def test_a_corrupt_wheel_is_refused_before_anything_changes(
             [wheel_of(bad)],
             unpacked=UnpackedCache(tmp_path / "unpacked"),
         )
+    assert not list((tmp_path / "unpacked").glob("*/*/fitwheel-unpacked.json"))
+
+
+def _b64_sha256(data: bytes) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip("=")
+
+
+def _mixed_wheel(folder: Path) -> tuple[Path, dict[str, bytes]]:
+    """A wheel with a member too big to inflate in one call, a stored (uncompressed) member, an
+    executable and many small files: every path the unpacker takes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    noise = random.Random(7)
+    big = bytes(noise.getrandbits(8) for _ in range(1 << 16)) * 150  # ~9.8 MB, compresses
+    content = {
+        "mixed/big.bin": big,
+        "mixed/stored.bin": b"stored as it is\n" * 1000,
+        "mixed/tool": b"#!/bin/sh\necho hi\n",
+        **{f"mixed/m{i}.py": f"X = {i}\n".encode() for i in range(300)},
+        "mixed-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: mixed\nVersion: 1.0\n",
+        "mixed-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\n"
+        b"Tag: py3-none-any\n",
+    }
+    record = [f"{name},sha256={_b64_sha256(body)},{len(body)}" for name, body in content.items()]
+    record.append("mixed-1.0.dist-info/RECORD,,")
+    content["mixed-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
+    path = folder / "mixed-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, body in content.items():
+            info = zipfile.ZipInfo(name)
+            info.compress_type = zipfile.ZIP_STORED if "stored" in name else zipfile.ZIP_DEFLATED
+            info.external_attr = (0o100755 if name.endswith("/tool") else 0o100644) << 16
+            archive.writestr(info, body)
+    return path, content
+
+
+@pytest.mark.parametrize("inflate", ["default", "zlib"])
+def test_every_kind_of_member_is_unpacked_exactly(
+    tmp_path: Path, inflate: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if inflate == "zlib":
+        monkeypatch.setattr(unpacked, "_inflate", zlib)
+    wheel, content = _mixed_wheel(tmp_path / "w")
+    source = UnpackedCache(tmp_path / "unpacked").get(wheel, sha256_of(wheel))
+    files = source.folder / "files"
+    for name, body in content.items():
+        assert (files / name).read_bytes() == body, name
+    assert os.access(files / "mixed" / "tool", os.X_OK)
+    assert not os.access(files / "mixed" / "m1.py", os.X_OK)
+    members = {m["name"]: m for m in source.manifest["members"]}
+    assert members["mixed/big.bin"]["hash"] == _b64_sha256(content["mixed/big.bin"])
+    assert members["mixed/big.bin"]["size"] == len(content["mixed/big.bin"])
+
+
+def test_a_damaged_archive_is_refused_and_nothing_is_cached(tmp_path: Path) -> None:
+    wheel, _content = _mixed_wheel(tmp_path / "w")
+    data = bytearray(wheel.read_bytes())
+    # flip bytes inside the big member's compressed data (the central directory stays intact)
+    start = data.find(b"mixed/big.bin") + 200
+    data[start : start + 64] = bytes(b ^ 0xFF for b in data[start : start + 64])
+    wheel.write_bytes(bytes(data))
+    with pytest.raises(UnpackError):
+        UnpackedCache(tmp_path / "unpacked").get(wheel, sha256_of(wheel))
     assert not list((tmp_path / "unpacked").glob("*/*/fitwheel-unpacked.json"))

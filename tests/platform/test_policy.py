@@ -8,7 +8,8 @@ import pytest
 
 from fitwheel.platform.policy import PolicyError, restrict_profile, target_from_profile
 from fitwheel.platform.profile import Device, Profile, parse_profile
-from fitwheel.variants.ordering import DeviceConstraint
+from fitwheel.variants.ordering import DeviceConstraint, order_variants
+from fitwheel.variants.reading import loads_variant_info
 
 TORCH_29 = Path(__file__).parents[1] / "variants/data/published/torch-2.9.0-variants.json"
 
@@ -46,8 +47,16 @@ def two_gpus() -> Profile:
 def test_all_constrains_every_device() -> None:
     target = target_from_profile(two_gpus(), "all")
     assert target.device_constraints == (
-        DeviceConstraint("nvidia", "nvidia:0", {"sm_arch": SM_4090}),
-        DeviceConstraint("nvidia", "nvidia:1", {"sm_arch": SM_1080TI}),
+        DeviceConstraint(
+            "nvidia",
+            "nvidia GPU 0 (NVIDIA GeForce RTX 4090, sm_arch 89_real)",
+            {"sm_arch": SM_4090},
+        ),
+        DeviceConstraint(
+            "nvidia",
+            "nvidia GPU 1 (NVIDIA GeForce GTX 1080 Ti, sm_arch 61_real)",
+            {"sm_arch": SM_1080TI},
+        ),
     )
     assert target.supported["nvidia"]["sm_arch"] == SM_4090 + SM_1080TI
     assert target.environment == {"platform_system": "Linux", "platform_machine": "x86_64"}
@@ -122,13 +131,9 @@ def test_enabled_optional_is_passed_through() -> None:
     assert target.enabled_optional == frozenset({"blas"})
 
 
-def _torch_ordering(policy: str) -> list[str]:
-    reading = pytest.importorskip("fitwheel.variants.reading")
-    ordering = pytest.importorskip("fitwheel.variants.ordering")
-    if not hasattr(ordering, "order_variants") or not TORCH_29.exists():
-        pytest.skip("ordering or the torch 2.9 file is not available")
-    info = reading.loads_variant_info(TORCH_29.read_bytes(), str(TORCH_29), "index")
-    result = ordering.order_variants(info, target_from_profile(two_gpus(), policy))
+def _torch_ordering(policy: str, profile: Profile | None = None) -> list[str]:
+    info = loads_variant_info(TORCH_29.read_bytes(), str(TORCH_29), "index")
+    result = order_variants(info, target_from_profile(profile or two_gpus(), policy))
     return [label for label in result.labels if label != "null"]
 
 
@@ -141,3 +146,41 @@ def test_torch_29_on_4090_and_1080ti_any_and_device() -> None:
     assert set(_torch_ordering("any")) == {"cuda12.6", "cuda12.8"}
     assert set(_torch_ordering("device=0")) == {"cuda12.6", "cuda12.8"}
     assert _torch_ordering("device=1") == ["cuda12.6"]
+
+
+def radeon_with_igpu() -> Profile:
+    return Profile(
+        properties={"amd": {"gfx_arch": ("gfx1100", "gfx1036"), "rocm_version": ("6.4",)}},
+        devices=(
+            Device(
+                "amd", 0, "Radeon RX 7900 XTX", "1002:744c", {"amd": {"gfx_arch": ("gfx1100",)}}
+            ),
+            Device(
+                "amd",
+                1,
+                "",
+                "1002:164e",
+                {"amd": {"gfx_arch": ("gfx1036",)}},
+                {"integrated": True},
+            ),
+        ),
+    )
+
+
+def test_all_ignores_an_integrated_gpu_beside_a_discrete_one() -> None:
+    target = target_from_profile(radeon_with_igpu(), "all")
+    assert [c.device for c in target.device_constraints] == [
+        "amd GPU 0 (Radeon RX 7900 XTX, gfx_arch gfx1100)"
+    ]
+    assert _torch_ordering("all", radeon_with_igpu()) == ["rocm6.4"]
+    # chosen explicitly, the iGPU is held to its own arch, which no ROCm build of torch 2.9 has
+    assert _torch_ordering("device=1", radeon_with_igpu()) == []
+
+
+def test_all_counts_an_integrated_gpu_that_is_alone() -> None:
+    only_igpu = Profile(
+        properties={"amd": {"gfx_arch": ("gfx1036",), "rocm_version": ("6.4",)}},
+        devices=(radeon_with_igpu().devices[1],),
+    )
+    assert len(target_from_profile(only_igpu, "all").device_constraints) == 1
+    assert _torch_ordering("all", only_igpu) == []

@@ -42,7 +42,7 @@ from fitwheel.variants.writing import dump_variant_info
 #: the default run stays quick; the slow suite (make fuzz) sets FITWHEEL_FUZZ_EXAMPLES
 EXAMPLES = 150
 FUZZ_EXAMPLES = int(os.environ.get("FITWHEEL_FUZZ_EXAMPLES", "2000"))
-FIXTURES = Path("/work/shared/fixtures/published-variants-json")
+FIXTURES = Path(__file__).resolve().parents[1] / "variants" / "data" / "published"
 PROFILES = Path(__file__).resolve().parent.parent / "data" / "profiles"
 
 LINUX = {"platform_system": "Linux", "sys_platform": "linux"}

@@ -17,7 +17,7 @@ from fitwheel.platform.policy import target_from_profile
 from fitwheel.platform.profile import Profile, load_profile
 from fitwheel.variants.ordering import Target
 
-__all__ = ["UsageError", "add_target_arguments", "target_for"]
+__all__ = ["ResolvedTarget", "UsageError", "add_target_arguments", "resolve_target", "target_for"]
 
 SYSROOT_ENV = "FITWHEEL_SYSROOT"
 
@@ -87,21 +87,30 @@ def _enabled(args: argparse.Namespace) -> frozenset[str] | bool:
     return frozenset(getattr(args, "enable_optional", None) or ())
 
 
-def target_for(args: argparse.Namespace) -> tuple[Target, str]:
-    """The target ``args`` describe, and a few words naming it for messages."""
+@dataclasses.dataclass(frozen=True)
+class ResolvedTarget:
+    """The target, a few words naming it for messages, and the profile it came from."""
+
+    target: Target
+    description: str
+    profile: Profile
+
+
+def resolve_target(args: argparse.Namespace) -> ResolvedTarget:
+    """The target ``args`` describe, with its name and profile."""
     profile, description = _profile(args)
     gpu_policy = getattr(args, "gpu_policy", None)
-    enabled = _enabled(args)
-    if gpu_policy:
-        target = target_from_profile(profile, gpu_policy=gpu_policy)
-    else:
-        target = target_from_profile(profile)
+    target = target_from_profile(profile, gpu_policy=gpu_policy or "all")
     # What the profile leaves out of the environment is the running interpreter's (marker
     # evaluation fills it in), as the profile format specifies.
     environment = target.environment
     if environment is None:
         environment = dict(profile.environment)
-    return (
-        dataclasses.replace(target, enabled_optional=enabled, environment=environment),
-        description,
-    )
+    target = dataclasses.replace(target, enabled_optional=_enabled(args), environment=environment)
+    return ResolvedTarget(target, description, profile)
+
+
+def target_for(args: argparse.Namespace) -> tuple[Target, str]:
+    """The target ``args`` describe, and a few words naming it for messages."""
+    resolved = resolve_target(args)
+    return resolved.target, resolved.description

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from fitwheel.cli._targets import add_target_arguments, target_for
+from fitwheel.cli._targets import add_target_arguments, resolve_target
 from fitwheel.errors import FitwheelError
 
 # ``typing`` is not imported at run time: start-up speed is this command's point, and a name
@@ -52,18 +52,32 @@ def _read(path: str) -> VariantInfo:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fitwheel.platform.coverage import unserved_gpus
     from fitwheel.variants.ordering import explain_choice, order_variants
 
     info = _read(args.variants_json)
-    target, description = target_for(args)
+    resolved = resolve_target(args)
+    target, description = resolved.target, resolved.description
     ordering = order_variants(info, target)
+    unserved = unserved_gpus(info, ordering.labels, ordering.rejected, resolved.profile.devices)
+    name = os.path.basename(os.path.normpath(args.variants_json))
+    if unserved is not None:
+        # Never a silent fall back: the choice below leaves a GPU unused.
+        sys.stderr.write(
+            f"fitwheel: warning: {unserved.describe(name)}. The choice falls back to "
+            f"{ordering.labels[0] if ordering.ordered else 'a non-variant wheel'}.\n"
+        )
     out = sys.stdout
     if args.json:
-        payload = {"ordered": ordering.labels, "rejected": dict(ordering.rejected)}
+        payload: dict[str, object] = {
+            "ordered": ordering.labels,
+            "rejected": dict(ordering.rejected),
+        }
+        if unserved is not None:
+            payload["unsupported_devices"] = [d.describe() for d in unserved.devices]
         out.write(json.dumps(payload, indent=2) + "\n")
         return 0
 
-    name = os.path.basename(os.path.normpath(args.variants_json))
     lines = [f"{name} for {description}:"]
     if ordering.ordered:
         width = max(len(label) for label in ordering.labels)

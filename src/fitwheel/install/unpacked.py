@@ -35,7 +35,7 @@ from fitwheel.errors import FitwheelError
 _inflate: Any
 try:
     # ISA-L inflates about twice as fast as zlib; the output is the same
-    from isal import isal_zlib as _inflate
+    from isal import isal_zlib as _inflate  # type: ignore[import-not-found,unused-ignore]
 except ImportError:  # pragma: no cover - the optional accelerator is missing
     _inflate = zlib
 _INFLATE_ERRORS = (zlib.error, _inflate.error)

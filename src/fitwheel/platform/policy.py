@@ -3,7 +3,9 @@
 - ``all`` (default): a GPU build must run on every GPU. For each device that carries per-device
   features (``sm_arch``, ``gfx_arch``, ``device_ip``) the target gets a
   :class:`~fitwheel.variants.ordering.DeviceConstraint`, so a variant is compatible only if each
-  device supports one of its values.
+  device supports one of its values. An integrated GPU beside a discrete GPU of the same vendor
+  does not count (a Ryzen iGPU next to a Radeon card must not push the machine to a CPU build);
+  ``device=N`` selects it explicitly.
 - ``any``: the machine-wide union, no per-device constraint (the build runs on some GPU).
 - ``device=N``: only device ``N`` (its position in the profile's ``devices``, or ``vendor:N`` for
   the vendor's own index) counts: every per-device feature takes that device's values, and the
@@ -64,6 +66,16 @@ def _per_device_features(devices: Iterable[Device]) -> dict[str, set[str]]:
     return out
 
 
+def counted_devices(devices: Iterable[Device]) -> tuple[Device, ...]:
+    """The devices policy ``all`` holds builds to: those with per-device features, less the
+    integrated GPUs of a vendor that also has a discrete one here."""
+    with_features = tuple(d for d in devices if d.properties)
+    discrete = {d.vendor for d in with_features if not d.extra.get("integrated")}
+    return tuple(
+        d for d in with_features if not (d.extra.get("integrated") and d.vendor in discrete)
+    )
+
+
 def target_from_profile(
     profile: Profile,
     gpu_policy: str = "all",
@@ -76,9 +88,9 @@ def target_from_profile(
     constraints: list[DeviceConstraint] = []
     devices = tuple(d for d in profile.devices if d.properties)
     if policy == "all":
-        for dev in devices:
+        for dev in counted_devices(devices):
             for ns, feats in dev.properties.items():
-                constraints.append(DeviceConstraint(ns, device_key(dev), dict(feats)))
+                constraints.append(DeviceConstraint(ns, dev.describe(), dict(feats)))
     elif policy.startswith("device="):
         chosen = _find_device(tuple(profile.devices), policy[len("device=") :])
         for ns, features in _per_device_features(devices).items():

@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROFILE_VERSION = 1
+#: Device facts worth naming in messages, with how they are spelled there.
+_DESCRIBED_EXTRAS = (
+    ("compute_capability", "compute capability"),
+    ("device_ip", "device IP"),
+)
 
 
 class ProfileError(FitwheelError):
@@ -43,6 +48,23 @@ class Device:
     properties: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     #: anything else detection knows (compute_capability, gfx_target_version, ...)
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """How messages name the device: ``nvidia GPU 1 (NVIDIA GeForce GTX 1080 Ti, compute
+        capability 6.1)``."""
+        details = [self.name] if self.name else []
+        for key, label in _DESCRIBED_EXTRAS:
+            if self.extra.get(key):
+                details.append(f"{label} {self.extra[key]}")
+        if len(details) < 2:
+            # No summary fact: name the device's own best value of each feature instead.
+            details += [
+                f"{f} {v[0]}" for fs in self.properties.values() for f, v in fs.items() if v
+            ]
+        if not details and self.pci_id:
+            details.append(f"PCI id {self.pci_id}")
+        suffix = f" ({', '.join(details)})" if details else ""
+        return f"{self.vendor} GPU {self.index}{suffix}"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"vendor": self.vendor, "index": self.index}
