@@ -285,3 +285,54 @@ def test_variants_json_matches_variantlib_generate_index_json(tmp_path: Path) ->
     theirs.pop("$schema")
     ours.pop("$schema")
     assert ours == theirs
+
+
+def test_first_build_through_a_symlinked_output_folder(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    make_wheel(wheels)
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "site"
+    link.symlink_to(real)
+    build_index(wheels, link)
+    assert link.is_symlink()
+    assert (real / "simple/demo-pkg/index.html").is_file()
+
+
+def _torch_era_doc(label: str, props: dict[str, dict[str, list[str]]]) -> dict[str, object]:
+    """A wheel's variant.json as PyTorch 2.10 published it (schema v0.0.3, with enable-if)."""
+    return {
+        "$schema": "https://variants-schema.wheelnext.dev/v0.0.3.json",
+        "default-priorities": {"namespace": ["nvidia"]},
+        "providers": {
+            "nvidia": {
+                "enable-if": "platform_system == 'Linux' or platform_system == 'Windows'",
+                "plugin-api": "nvidia_variant_provider.plugin:NvidiaVariantPlugin",
+                "requires": ["nvidia-variant-provider>=0.0.2,<1.0.0"],
+            }
+        },
+        "variants": {label: props},
+    }
+
+
+def test_817_era_wheels_are_indexed_and_what_is_dropped_is_reported(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    make_wheel(wheels, label="cu12", variant_json=_torch_era_doc("cu12", CU12))
+    make_wheel(wheels, label="cu13", variant_json=_torch_era_doc("cu13", CU13))
+    report = build_index(wheels, tmp_path / "site")
+    assert len(report.warnings) == 1
+    assert "enable-if" in report.warnings[0] and "demo_pkg 1.0" in report.warnings[0]
+    written = tmp_path / "site" / "files" / "demo-pkg" / "demo_pkg-1.0-variants.json"
+    merged = VariantsJson(json.loads(written.read_text()))
+    assert sorted(merged.variants) == ["cu12", "cu13"]
+
+
+def test_wheels_with_the_legacy_null_label_are_refused_with_a_way_out(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    make_wheel(wheels, label="cu12", variant_json=_torch_era_doc("cu12", CU12))
+    legacy = _torch_era_doc("00000000", {})
+    legacy["$schema"] = "https://variants-schema.wheelnext.dev/"
+    make_wheel(wheels, label="00000000", variant_json=legacy)
+    with pytest.raises(IndexBuildError, match=r"legacy null label '00000000'.*variant make --null"):
+        build_index(wheels, tmp_path / "site")
+    assert not (tmp_path / "site").exists()

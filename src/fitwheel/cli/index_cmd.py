@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -33,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from fitwheel.publish.index_build import build_index
 
     report = build_index(args.wheel_dir, args.output, mode="copy" if args.copy else "auto")
+    for warning in report.warnings:
+        print(f"fitwheel: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(asdict(report), indent=2))
         return 0

@@ -21,6 +21,7 @@ from typing import BinaryIO, cast
 from fitwheel.errors import FitwheelError
 from fitwheel.index.findlinks import local_path
 from fitwheel.index.http import Session
+from fitwheel.install.precreate import Precreator
 
 
 @contextlib.contextmanager
@@ -52,13 +53,18 @@ class _HashingWriter:
     checked without reading it back. Follows the file's rewinds: a resumed download hashes the
     piece already on disk first; a restarted one starts the hashes over."""
 
-    def __init__(self, handle: BinaryIO, algorithms: Sequence[str]) -> None:
+    def __init__(
+        self, handle: BinaryIO, algorithms: Sequence[str], observer: Precreator | None = None
+    ) -> None:
         self.handle = handle
         self.algorithms = sorted({"sha256", *algorithms})
         self._hashers = {a: hashlib.new(a) for a in self.algorithms}
+        self.observer = observer
 
     def seek(self, offset: int, whence: int = 0) -> int:
         self._hashers = {a: hashlib.new(a) for a in self.algorithms}
+        if self.observer is not None:
+            self.observer.reset()
         if whence != 0:
             raise ValueError("downloads seek from the start only")
         self.handle.seek(0)
@@ -77,6 +83,8 @@ class _HashingWriter:
     def _update(self, data: bytes) -> None:
         for hasher in self._hashers.values():
             hasher.update(data)
+        if self.observer is not None:
+            self.observer.feed(data)
 
     def write(self, data: bytes) -> int:
         self._update(data)
@@ -108,6 +116,8 @@ class Downloaded:
     path: Path
     sha256: str
     from_cache: bool
+    #: the wheel's files, already being created while it downloaded (for the unpacker)
+    prepared: Precreator | None = None
 
 
 def default_cache_dir() -> Path:
@@ -141,6 +151,8 @@ class Downloader:
     session: Session | None
     cache_dir: Path = field(default_factory=default_cache_dir)
     jobs: int = 4
+    #: for a wheel about to be downloaded: something that creates its files meanwhile
+    prepare: Callable[[DownloadItem], Precreator | None] | None = None
 
     def _cached(self, sha256: str, filename: str) -> Path:
         return self.cache_dir / sha256[:2] / sha256 / filename
@@ -170,9 +182,27 @@ class Downloader:
 
         # one partial file per URL, so that an interrupted download resumes where it stopped
         part = tmp_dir / (hashlib.sha256(item.url.encode()).hexdigest()[:32] + ".part")
+        prepared = self.prepare(item) if self.prepare is not None else None
+        try:
+            final, digests = self._download(item, part, algorithms, report, prepared)
+        except BaseException:
+            if prepared is not None:
+                prepared.discard()
+            raise
+        return Downloaded(item, final, digests["sha256"], False, prepared)
+
+    def _download(
+        self,
+        item: DownloadItem,
+        part: Path,
+        algorithms: list[str],
+        report: Callable[[int], None],
+        prepared: Precreator | None,
+    ) -> tuple[Path, dict[str, str]]:
+        assert self.session is not None
         with _claim(part) as (handle, path):
             start = os.fstat(handle.fileno()).st_size
-            writer = _HashingWriter(handle, algorithms)
+            writer = _HashingWriter(handle, algorithms, prepared)
             resumed = self.session.download(
                 item.url,
                 cast(BinaryIO, writer),
@@ -202,7 +232,7 @@ class Downloader:
             final = self._cached(digests["sha256"], item.filename)
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, final)
-        return Downloaded(item, final, digests["sha256"], False)
+        return final, digests
 
     def fetch_all(
         self,

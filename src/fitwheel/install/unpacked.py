@@ -31,6 +31,7 @@ from installer.records import RecordEntry, parse_record_file
 from installer.sources import WheelContentElement, WheelFile, WheelSource
 
 from fitwheel.errors import FitwheelError
+from fitwheel.install.precreate import Precreator
 
 _inflate: Any
 try:
@@ -170,7 +171,8 @@ def _extract(fd: int, member: _Member, wheel: str) -> str:
     digest = checker if member.algorithm == "sha256" else hashlib.sha256()
     crc = 0
     size = 0
-    out = os.open(member.target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    # not O_EXCL: the file may have been created (empty) while the wheel downloaded
+    out = os.open(member.target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
     try:
         for piece in _contents(fd, member.info, wheel):
             checker.update(piece)
@@ -264,8 +266,12 @@ def _unpack(wheel: Path, folder: Path) -> dict[str, Any]:
     base = str(folder / "files")
     members: list[_Member] = []
     parents: set[str] = set()
+    names: set[str] = set()
     for info in infos:
         name = info.filename
+        if name in names:
+            raise UnpackError(f"{wheel.name} holds {name!r} twice.")
+        names.add(name)
         parts = name.split("/")
         if name.startswith("/") or ".." in parts or "\\" in name:
             raise UnpackError(f"{wheel.name} holds an unsafe path {name!r}.")
@@ -305,15 +311,38 @@ class UnpackedCache:
     def folder(self, sha256: str) -> Path:
         return self.root / sha256[:2] / sha256
 
-    def get(self, wheel: Path, sha256: str) -> UnpackedWheelSource:
-        """The unpacked form of ``wheel`` (whose content hash is ``sha256``), unpacking it once."""
+    def has(self, sha256: str) -> bool:
+        return (self.folder(sha256) / MANIFEST).is_file()
+
+    def precreator(self) -> Precreator:
+        """A folder whose files a :class:`Precreator` creates while the wheel downloads; hand
+        it to :meth:`get`."""
+        tmp = self.root / "tmp" / uuid.uuid4().hex
+        tmp.mkdir(parents=True)
+        return Precreator(tmp)
+
+    def get(
+        self, wheel: Path, sha256: str, prepared: Precreator | None = None
+    ) -> UnpackedWheelSource:
+        """The unpacked form of ``wheel`` (whose content hash is ``sha256``), unpacking it once
+        (into ``prepared``'s folder when given)."""
         folder = self.folder(sha256)
         manifest = self._load(folder)
+        if prepared is not None and (manifest is not None or prepared.tainted):
+            prepared.discard()
+            prepared = None
         if manifest is None:
-            tmp = self.root / "tmp" / uuid.uuid4().hex
-            tmp.mkdir(parents=True)
+            if prepared is not None:
+                tmp = prepared.folder
+            else:
+                tmp = self.root / "tmp" / uuid.uuid4().hex
+                tmp.mkdir(parents=True)
             try:
-                manifest = _unpack(wheel, tmp)
+                try:
+                    manifest = _unpack(wheel, tmp)
+                finally:
+                    if prepared is not None:
+                        prepared.close()
                 (tmp / MANIFEST).write_text(json.dumps(manifest))
                 folder.parent.mkdir(parents=True, exist_ok=True)
                 shutil.rmtree(folder, ignore_errors=True)  # a damaged earlier copy

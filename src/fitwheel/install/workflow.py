@@ -23,6 +23,7 @@ from fitwheel.index.http import HttpCache, Session
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem, HashMismatchError
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
+from fitwheel.install.precreate import Precreator
 from fitwheel.install.transaction import environment_lock, recover
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.platform.profile import Profile
@@ -321,14 +322,22 @@ def _resolve_and_install(
                     )
                 hashes[algo] = digests
         items.append(DownloadItem(p.candidate.link.filename, p.candidate.link.url, hashes))
-    downloader = Downloader(session, cache_root / "wheels", jobs=request.jobs)
     unpacked = UnpackedCache(cache_root / "unpacked")
+
+    def prepare(item: DownloadItem) -> Precreator | None:
+        # creating thousands of files is slow on many filesystems: start while downloading
+        known = item.known_sha256
+        if known is not None and unpacked.has(known):
+            return None
+        return unpacked.precreator()
+
+    downloader = Downloader(session, cache_root / "wheels", jobs=request.jobs, prepare=prepare)
 
     def unpack(done: Downloaded) -> None:
         # unpack each wheel (checking it against its RECORD) while the others still download;
         # a broken wheel is reported by the install step below, with nothing changed
         with contextlib.suppress(Exception):
-            unpacked.get(done.path, done.sha256)
+            unpacked.get(done.path, done.sha256, done.prepared)
 
     fetched = downloader.fetch_all(items, progress, then=unpack)
     for p, done in zip(to_fetch, fetched, strict=True):

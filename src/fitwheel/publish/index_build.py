@@ -41,9 +41,9 @@ from fitwheel.publish.wheelfile import DEFAULT_LIMITS, Limits, WheelArchive, Whe
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename, variants_json_filename
 from fitwheel.variants.merging import merge_variant_infos
-from fitwheel.variants.model import VariantInfo
+from fitwheel.variants.model import LEGACY_NULL_LABELS, VariantInfo
 from fitwheel.variants.reading import loads_variant_info
-from fitwheel.variants.writing import dump_variant_info
+from fitwheel.variants.writing import LossyConversionError, dump_variant_info
 
 MANIFEST_NAME = ".fitwheel-index.json"
 #: bump when the output format changes, so that old manifests force a full rewrite
@@ -88,6 +88,8 @@ class BuildReport:
     variants_files: list[str] = field(default_factory=list)
     linked: int = 0
     copied: int = 0
+    #: what the index could not carry over, e.g. 817-era ``enable-if`` markers
+    warnings: list[str] = field(default_factory=list)
 
 
 def _sha256_file(path: Path) -> str:
@@ -307,7 +309,7 @@ def _place_file(src: Path, dst: Path, mode: str, report: _Written) -> None:
         raise
 
 
-def _merge_version(wheels: list[WheelRecord]) -> str:
+def _merge_version(wheels: list[WheelRecord], warnings: list[str]) -> str:
     """The ``variants.json`` of one version, merged from its wheels' variant.json."""
     by_label: dict[str, tuple[frozenset[Any], str]] = {}
     infos: list[VariantInfo] = []
@@ -332,7 +334,22 @@ def _merge_version(wheels: list[WheelRecord]) -> str:
             f"the variant metadata of {wheels[0].name} {wheels[0].version} cannot be merged "
             f"({exc}); wheels: {names}"
         ) from None
-    return dump_variant_info(merged)
+    try:
+        return dump_variant_info(merged)
+    except LossyConversionError as exc:
+        what = f"{wheels[0].name} {wheels[0].version}"
+        legacy = sorted(set(merged.variants) & LEGACY_NULL_LABELS)
+        if legacy:
+            # The current form has no way to list a null wheel under its old label, and writing
+            # it as 'null' would orphan the wheels that carry the old label in their names.
+            raise IndexBuildError(
+                f"the wheels of {what} use the legacy null label {legacy[0]!r}, which the current "
+                "variants.json form cannot list; re-label them (fitwheel variant strip, then "
+                "fitwheel variant make --null)"
+            ) from None
+        dropped = "; ".join(f"{path}: {lost}" for path, lost in exc.items)
+        warnings.append(f"{what}: the current variants.json form cannot express {dropped}; dropped")
+        return dump_variant_info(merged, allow_lossy=True)
 
 
 def _file_url(project: str, filename: str) -> str:
@@ -440,12 +457,20 @@ def build_index(
         raise IndexBuildError(f"{source}: not a folder of wheels")
     if mode not in ("auto", "copy"):
         raise IndexBuildError(f"unknown file mode {mode!r} (auto or copy)")
+    if out.is_symlink():
+        out = out.resolve()  # publish into the folder it names, not over the link
     fresh = _is_fresh(out)
     scanned = _scan(source, out)
-    if not fresh:
+    staging: Path | None = None
+    if fresh and not os.path.ismount(out):
+        with contextlib.suppress(OSError):
+            out.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    if staging is None:
+        # A rebuild, or an output folder that cannot be replaced by a rename (a mount point,
+        # a parent folder that is not writable): update it in place.
+        out.mkdir(parents=True, exist_ok=True)
         return _build(source, out, scanned, mode, limits)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
         report = _build_fresh(source, staging, scanned, mode, limits)
         umask = os.umask(0)
@@ -527,7 +552,9 @@ def _build(
         to_write.append((project, wheels, fingerprint, written))
 
     # Variant metadata is merged (and may be refused) before any project is written.
-    merged = {project: _merge_variants(wheels) for project, wheels, _, _ in to_write}
+    merged = {
+        project: _merge_variants(wheels, report.warnings) for project, wheels, _, _ in to_write
+    }
     for top in ("files", "simple"):
         (out / top).mkdir(exist_ok=True)
     with ThreadPoolExecutor(_WORKERS) as pool:
@@ -621,7 +648,14 @@ def _build_fresh(
             for w in wheels
         )
         written = _write_project(
-            source, out, project, wheels, _merge_variants(wheels), metadata_of, mode, True
+            source,
+            out,
+            project,
+            wheels,
+            _merge_variants(wheels, report.warnings),
+            metadata_of,
+            mode,
+            True,
         )
         return records, fingerprint, written
 
@@ -654,14 +688,14 @@ def _unchanged(cached: WheelRecord | None, stat: os.stat_result) -> bool:
     )
 
 
-def _merge_variants(wheels: list[WheelRecord]) -> list[tuple[str, bytes]]:
+def _merge_variants(wheels: list[WheelRecord], warnings: list[str]) -> list[tuple[str, bytes]]:
     """(variants.json file name, content) for each version of a project with variant wheels."""
     groups: dict[tuple[str, str], list[WheelRecord]] = {}
     for wheel in wheels:
         if wheel.variant_label is not None:
             groups.setdefault((wheel.name, wheel.version), []).append(wheel)
     return [
-        (variants_json_filename(name, version), _merge_version(group).encode("utf-8"))
+        (variants_json_filename(name, version), _merge_version(group, warnings).encode("utf-8"))
         for (name, version), group in sorted(groups.items())
     ]
 
