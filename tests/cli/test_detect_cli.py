@@ -263,3 +263,61 @@ def test_saved_gpu_profile_selects_torch_for_both_cards(
     either = order_variants(info, target_from_profile(profile, "any")).labels
     assert [label for label in both if label in gpu] == ["cuda12.6"]
     assert "cuda12.8" in either
+
+
+TORCH = Path(__file__).parents[1] / "variants" / "data" / "published"
+
+
+def test_check_lists_the_builds_each_gpu_runs(env: dict[str, str]) -> None:
+    proc = fitwheel(
+        "detect",
+        "--sysroot",
+        str(MACHINES / "gpu-rtx4090-gtx1080ti"),
+        "--check",
+        str(TORCH / "torch-2.9.0-variants.json"),
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split(")")[0]: line for line in proc.stdout.splitlines() if "nvidia GPU" in line}
+    assert (
+        "cuda12.8, cuda12.6"
+        in rows["  nvidia GPU 0 (NVIDIA GeForce RTX 4090, compute capability 8.9"]
+    )
+    gtx = rows["  nvidia GPU 1 (NVIDIA GeForce GTX 1080 Ti, compute capability 6.1"]
+    assert gtx.split()[-3:] == ["cuda12.6", "cuda12.8,", "cuda13.0"]
+    assert "chosen for this machine (GPU policy all): cuda12.6" in proc.stdout
+    assert "warning" not in proc.stderr
+
+
+def test_check_warns_about_a_gpu_no_build_supports(env: dict[str, str], tmp_path: Path) -> None:
+    sm = ["37_real", "36_real", "35_real", "30_real", "30_virtual"]
+    profile = tmp_path / "k80.json"
+    profile.write_text(
+        json.dumps(
+            {
+                "properties": {"nvidia": {"cuda_version_lower_bound": ["12.4"], "sm_arch": sm}},
+                "devices": [
+                    {
+                        "vendor": "nvidia",
+                        "index": 0,
+                        "name": "Tesla K80",
+                        "compute_capability": "3.7",
+                        "properties": {"nvidia": {"sm_arch": sm}},
+                    }
+                ],
+            }
+        )
+    )
+    proc = fitwheel(
+        "detect",
+        "--profile",
+        str(profile),
+        "--check",
+        str(TORCH / "torch-2.10.0-variants.json"),
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "chosen for this machine (GPU policy all): null" in proc.stdout
+    assert "warning:" in proc.stderr and "Tesla K80, compute capability 3.7" in proc.stderr
+    assert "cuda12.6: nvidia ::" in proc.stderr
+    assert "built for nvidia :: sm_arch 50_real 60_real" in proc.stderr

@@ -43,6 +43,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write the profile (JSON) to FILE")
     parser.add_argument(
+        "--check",
+        action="append",
+        default=[],
+        metavar="VARIANTS_JSON",
+        help="also say, device by device, which builds of this {name}-{version}-variants.json "
+        "run here, and warn about a GPU none of them supports (repeatable)",
+    )
+    parser.add_argument(
         "--gpu-policy",
         default="all",
         metavar="POLICY",
@@ -60,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
     sysroot = args.sysroot or os.environ.get(ENV_SYSROOT) or None
     plain = not (args.output or args.profile or sysroot or args.no_cache)
-    if args.json and plain and policy in ("all", "any"):
+    if args.json and plain and policy in ("all", "any") and not args.check:
         from fitwheel.platform.cache import cached_profile_json
 
         # The common scripted call: this machine, cache warm, no overrides.
@@ -112,9 +120,55 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     sys.stdout.write(render(profile, detection, origin, policy))
+    for path in args.check:
+        sys.stdout.write(check_file(profile, path, policy))
     if args.output:
         sys.stdout.write(f"\nProfile written to {args.output}\n")
     return 0
+
+
+def check_file(profile: Profile, path: str, policy: str) -> str:
+    """Which builds of the variants file at ``path`` run on each device, and on the machine under
+    ``policy``; a GPU that none of them supports is warned about on stderr."""
+    from fitwheel.platform.coverage import unserved_gpus
+    from fitwheel.platform.policy import target_from_profile
+    from fitwheel.variants.ordering import order_variants
+    from fitwheel.variants.reading import loads_variant_info
+
+    try:
+        with open(path, "rb") as fh:
+            info = loads_variant_info(fh.read(), path, kind="index")
+    except OSError as exc:
+        raise FitwheelError(f"cannot read {path}: {exc.strerror or exc}") from None
+    name = os.path.basename(path)
+    gpu_namespaces = {ns for dev in profile.devices for ns in (dev.vendor, *dev.properties)}
+    gpu_labels = [
+        label for label, desc in info.variants.items() if desc.namespaces & gpu_namespaces
+    ]
+    lines = [f"\nBuilds of {name}"]
+    rows = [["device", "runs", "does not run"]]
+    for position, dev in enumerate(profile.devices):
+        ordering = order_variants(info, target_from_profile(profile, f"device={position}"))
+        runs = [label for label in ordering.labels if label in gpu_labels]
+        rows.append(
+            [
+                dev.describe(),
+                ", ".join(runs) or "-",
+                ", ".join(label for label in gpu_labels if label not in runs) or "-",
+            ]
+        )
+    machine = order_variants(info, target_from_profile(profile, policy))
+    if profile.devices:
+        lines += _table(rows)
+    lines.append(f"  chosen for this machine (GPU policy {policy}): {_first(machine.labels)}")
+    unserved = unserved_gpus(info, machine.labels, machine.rejected, profile.devices)
+    if unserved is not None:
+        sys.stderr.write(f"fitwheel: warning: {unserved.describe(name)}\n")
+    return "\n".join(lines) + "\n"
+
+
+def _first(labels: Sequence[str]) -> str:
+    return labels[0] if labels else "no variant (an installer takes the non-variant wheel)"
 
 
 def _load_profile(path: str) -> Profile:

@@ -171,8 +171,10 @@ def _extract(fd: int, member: _Member, wheel: str) -> str:
     digest = checker if member.algorithm == "sha256" else hashlib.sha256()
     crc = 0
     size = 0
-    # not O_EXCL: the file may have been created (empty) while the wheel downloaded
-    out = os.open(member.target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    # not O_EXCL: the file may have been created (empty) while the wheel downloaded; nor
+    # O_TRUNC: in this private folder it is empty anyway, and truncating makes ext4 flush the
+    # file on close
+    out = os.open(member.target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         for piece in _contents(fd, member.info, wheel):
             checker.update(piece)
