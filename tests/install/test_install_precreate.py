@@ -1,0 +1,98 @@
+"""Creating a wheel's files while it downloads: the names come from the local headers of the
+stream, whatever the chunk sizes; anything unusual ends the early work without harm."""
+
+import io
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+from fwtestkit import make_wheel, sha256_of
+
+from fitwheel.install.precreate import Precreator
+from fitwheel.install.unpacked import UnpackedCache
+
+
+def created(folder: Path) -> set[str]:
+    base = folder / "files"
+    return {
+        str(Path(root, name).relative_to(base))
+        for root, _d, names in os.walk(base)
+        for name in names
+    }
+
+
+def feed(pre: Precreator, data: bytes, size: int) -> None:
+    for start in range(0, len(data), size):
+        pre.feed(data[start : start + size])
+    pre.close()
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 30, 4096, 1 << 20])
+def test_every_member_is_created_empty_whatever_the_chunks(tmp_path: Path, chunk: int) -> None:
+    files = {f"pkg/m{i}.py": f"X = {i}\n" * (i + 1) for i in range(20)}
+    wheel = make_wheel(tmp_path / "w", "pkg", "1.0", files=files)
+    with zipfile.ZipFile(wheel) as archive:
+        names = {n for n in archive.namelist() if not n.endswith("/")}
+    pre = Precreator(tmp_path / "pre")
+    feed(pre, wheel.read_bytes(), chunk)
+    assert created(tmp_path / "pre") == names
+    assert all((tmp_path / "pre" / "files" / n).stat().st_size == 0 for n in names)
+
+
+def test_sizes_after_the_data_end_the_early_work(tmp_path: Path) -> None:
+    stream = io.BytesIO()
+
+    class Unseekable(io.RawIOBase):
+        def writable(self) -> bool:
+            return True
+
+        def write(self, data: bytes) -> int:  # type: ignore[override]
+            return stream.write(data)
+
+    # a zip written to a stream that cannot seek puts each member's sizes after its data
+    with zipfile.ZipFile(Unseekable(), "w", zipfile.ZIP_DEFLATED) as archive:
+        for i in range(3):
+            with archive.open(f"pkg/m{i}.py", "w") as member:
+                member.write(b"X = 1\n")
+    pre = Precreator(tmp_path / "pre")
+    feed(pre, stream.getvalue(), 100)
+    assert created(tmp_path / "pre") == set()
+
+
+def test_unsafe_names_are_not_created(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("../escape.py", b"x")
+        archive.writestr("/abs.py", b"x")
+        archive.writestr("ok/fine.py", b"x")
+    pre = Precreator(tmp_path / "pre")
+    feed(pre, buffer.getvalue(), 10)
+    assert created(tmp_path / "pre") == {"ok/fine.py"}
+    assert not (tmp_path / "escape.py").exists()
+
+
+def test_the_unpacker_fills_the_created_files(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path / "w", "pkg", "1.0", files={"pkg/a.py": "A = 1\n"})
+    cache = UnpackedCache(tmp_path / "unpacked")
+    pre = cache.precreator()
+    for start in range(0, wheel.stat().st_size, 50):
+        pre.feed(wheel.read_bytes()[start : start + 50])
+    source = cache.get(wheel, sha256_of(wheel), pre)
+    assert (source.folder / "files" / "pkg" / "a.py").read_text() == "A = 1\n"
+    assert not pre.folder.exists()  # it became the cache entry
+    assert not list((tmp_path / "unpacked" / "tmp").iterdir())
+
+
+def test_a_restarted_download_does_not_use_what_was_created(tmp_path: Path) -> None:
+    other = make_wheel(tmp_path / "o", "other", "1.0", files={"pkg/a.py/x.py": "X = 1\n"})
+    wheel = make_wheel(tmp_path / "w", "pkg", "1.0", files={"pkg/a.py": "A = 1\n"})
+    cache = UnpackedCache(tmp_path / "unpacked")
+    pre = cache.precreator()
+    pre.feed(other.read_bytes())  # a stale partial download of another file
+    pre.reset()
+    pre.feed(wheel.read_bytes())
+    assert pre.tainted
+    source = cache.get(wheel, sha256_of(wheel), pre)
+    assert (source.folder / "files" / "pkg" / "a.py").read_text() == "A = 1\n"
+    assert not pre.folder.exists()
