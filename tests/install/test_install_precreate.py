@@ -25,7 +25,7 @@ def created(folder: Path) -> set[str]:
 def feed(pre: Precreator, data: bytes, size: int) -> None:
     for start in range(0, len(data), size):
         pre.feed(data[start : start + size])
-    pre.close()
+    pre.wait()
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 30, 4096, 1 << 20])

@@ -13,7 +13,7 @@ from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 
 from fitwheel.variants.errors import InvalidLabelError, InvalidPropertyError, VariantFormatError
-from fitwheel.variants.model import NULL_LABEL, VariantDescription, VariantProperty
+from fitwheel.variants.model import NULL_LABEL, VariantProperty
 from fitwheel.variants.reading import MAX_DEPTH, MAX_SIZE, loads_variant_info, read_variant_info
 
 SOURCE = "demo-1.0-variants.json"
@@ -437,18 +437,11 @@ def test_legacy_null_label_only_in_the_unversioned_generation() -> None:
     assert "must use the 'null' label" in err.rule
 
 
-def test_legacy_null_label_is_kept_where_the_model_accepts_it(
-    monkeypatch: pytest.MonkeyPatch, published_bytes: Callable[[str], bytes]
+def test_legacy_null_label_is_kept_and_reported_as_lossy_on_writing(
+    published_bytes: Callable[[str], bytes],
 ) -> None:
     from fitwheel.variants.writing import LossyConversionError, to_json_dict
 
-    strict = VariantDescription.__post_init__
-
-    def accepting_legacy_null(self: VariantDescription) -> None:
-        if self.label != "00000000" or self.properties:
-            strict(self)
-
-    monkeypatch.setattr(VariantDescription, "__post_init__", accepting_legacy_null)
     info = loads_variant_info(published_bytes("torch-2.8.0-variants.json"), "t")
     null = info.variants["00000000"]
     assert null.label == "00000000" and null.is_null

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import json
 import os
@@ -67,7 +66,7 @@ def info_of(
 
 def without_817_data(info: VariantInfo) -> VariantInfo:
     """What survives a lossy write: no enable-if, no priorities, the null variant as ``null``."""
-    providers = {ns: dataclasses.replace(p, enable_if=None) for ns, p in info.providers.items()}
+    providers = {ns: p.replace(enable_if=None) for ns, p in info.providers.items()}
     variants = {
         (NULL_LABEL if d.is_null else k): VariantDescription(
             NULL_LABEL if d.is_null else k, d.properties
@@ -177,7 +176,7 @@ def test_generated_metadata_is_read_identically_by_variantlib_and_fitwheel(
     assert again == expected
 
     back = loads_variant_info(text, "generated-variants.json")
-    assert back == dataclasses.replace(info, schema=CURRENT_SCHEMA_URL)
+    assert back == info.replace(schema=CURRENT_SCHEMA_URL)
 
 
 @settings(max_examples=40, deadline=None)
@@ -226,9 +225,8 @@ def test_published_files_round_trip_through_the_current_form(
 
 def test_torch_28_null_variant_is_written_as_null(published_bytes: Callable[[str], bytes]) -> None:
     info = loads_variant_info(published_bytes("torch-2.8.0-variants.json"), "t")
-    stripped = dataclasses.replace(
-        info,
-        providers={ns: dataclasses.replace(p, enable_if=None) for ns, p in info.providers.items()},
+    stripped = info.replace(
+        providers={ns: p.replace(enable_if=None) for ns, p in info.providers.items()},
     )
     with pytest.raises(LossyConversionError) as lossy:
         to_json_dict(stripped)
@@ -466,7 +464,7 @@ def test_every_generation_round_trips(doc: dict[str, Any], variantlib_reader: An
         assert back == without_817_data(info)
         assert_variantlib_agrees(text, back, variantlib_reader)
     else:
-        assert back == dataclasses.replace(info, schema=PEP825_SCHEMA_URL)
+        assert back == info.replace(schema=PEP825_SCHEMA_URL)
     assert dump_variant_info(back) == text
 
 

@@ -9,12 +9,12 @@ policy; detection runs only when no profile is given.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 
 from fitwheel.errors import FitwheelError
 from fitwheel.platform.policy import target_from_profile
 from fitwheel.platform.profile import Profile, load_profile
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.ordering import Target
 
 __all__ = ["ResolvedTarget", "UsageError", "add_target_arguments", "resolve_target", "target_for"]
@@ -87,13 +87,18 @@ def _enabled(args: argparse.Namespace) -> frozenset[str] | bool:
     return frozenset(getattr(args, "enable_optional", None) or ())
 
 
-@dataclasses.dataclass(frozen=True)
-class ResolvedTarget:
+class ResolvedTarget(Frozen):
     """The target, a few words naming it for messages, and the profile it came from."""
 
+    __slots__ = ("description", "profile", "target")
     target: Target
     description: str
     profile: Profile
+
+    def __init__(self, target: Target, description: str, profile: Profile) -> None:
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "description", description)
+        object.__setattr__(self, "profile", profile)
 
 
 def resolve_target(args: argparse.Namespace) -> ResolvedTarget:
@@ -106,7 +111,7 @@ def resolve_target(args: argparse.Namespace) -> ResolvedTarget:
     environment = target.environment
     if environment is None:
         environment = dict(profile.environment)
-    target = dataclasses.replace(target, enabled_optional=_enabled(args), environment=environment)
+    target = target.replace(enabled_optional=_enabled(args), environment=environment)
     return ResolvedTarget(target, description, profile)
 
 

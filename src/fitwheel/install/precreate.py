@@ -128,6 +128,11 @@ class Precreator:
             except OSError:
                 continue
 
+    def wait(self) -> None:
+        """Wait until every file named so far exists (once the stream reached its end)."""
+        if self._stopped:
+            self._thread.join()
+
     def close(self) -> None:
         """Stop creating files and wait for the thread (before the folder is renamed or
         removed)."""

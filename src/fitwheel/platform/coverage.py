@@ -8,9 +8,9 @@ accepts the fallback), naming the devices and what the package offers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from fitwheel.platform.profile import Device
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import VariantInfo
 
 #: Why a label is missing from both the ordered and the rejected lists (the file names a variant
@@ -18,14 +18,21 @@ from fitwheel.variants.model import VariantInfo
 NO_WHEEL = "no wheel for this interpreter and platform"
 
 
-@dataclass(frozen=True)
-class UnservedGpus:
+class UnservedGpus(Frozen):
     """``namespaces``: the GPU namespaces the package has builds for; ``devices``: the devices of
     those namespaces here; ``offered``: each such build's label and why it does not fit."""
 
+    __slots__ = ("devices", "namespaces", "offered")
     namespaces: tuple[str, ...]
     devices: tuple[Device, ...]
     offered: Mapping[str, str]
+
+    def __init__(
+        self, namespaces: tuple[str, ...], devices: tuple[Device, ...], offered: Mapping[str, str]
+    ) -> None:
+        object.__setattr__(self, "namespaces", namespaces)
+        object.__setattr__(self, "devices", devices)
+        object.__setattr__(self, "offered", offered)
 
     def describe(self, package: str) -> str:
         present = "; ".join(d.describe() for d in self.devices)

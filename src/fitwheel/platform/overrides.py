@@ -177,8 +177,7 @@ class Overrides:
             sources[override.feature] = f"override:{override.origin}"
         overridden = {f.feature for f in forced}
         devices = [
-            dataclasses.replace(
-                dev,
+            dev.replace(
                 properties={
                     n: {k: v for k, v in feats.items() if not (n == ns and k in overridden)}
                     for n, feats in dev.properties.items()

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from fitwheel.errors import FitwheelError
 from fitwheel.variants.errors import VariantFormatError
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import check_feature, check_namespace, check_value
 
 # Neither ``typing`` nor ``pathlib`` is imported at run time: ``fitwheel select --profile`` loads
@@ -36,18 +36,37 @@ class ProfileError(FitwheelError):
     pass
 
 
-@dataclass(frozen=True)
-class Device:
+_set = object.__setattr__
+
+
+class Device(Frozen):
     """One accelerator of the target: who made it, its index and its own properties."""
 
+    __slots__ = ("extra", "index", "name", "pci_id", "properties", "vendor")
     vendor: str
     index: int
-    name: str = ""
-    pci_id: str = ""
+    name: str
+    pci_id: str
     #: per-device features, e.g. {"nvidia": {"sm_arch": ("90_real", "90_virtual")}}
-    properties: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    properties: Mapping[str, Mapping[str, tuple[str, ...]]]
     #: anything else detection knows (compute_capability, gfx_target_version, ...)
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any]
+
+    def __init__(
+        self,
+        vendor: str,
+        index: int,
+        name: str = "",
+        pci_id: str = "",
+        properties: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        _set(self, "vendor", vendor)
+        _set(self, "index", index)
+        _set(self, "name", name)
+        _set(self, "pci_id", pci_id)
+        _set(self, "properties", {} if properties is None else properties)
+        _set(self, "extra", {} if extra is None else extra)
 
     def describe(self) -> str:
         """How messages name the device: ``nvidia GPU 1 (NVIDIA GeForce GTX 1080 Ti, compute
@@ -79,14 +98,26 @@ class Device:
         return out
 
 
-@dataclass(frozen=True)
-class Profile:
+class Profile(Frozen):
     """What a target supports, with its devices, marker values and the sources of each answer."""
 
+    __slots__ = ("devices", "environment", "properties", "sources")
     properties: Mapping[str, Mapping[str, tuple[str, ...]]]
-    devices: tuple[Device, ...] = ()
-    environment: Mapping[str, str] = field(default_factory=dict)
-    sources: Mapping[str, str] = field(default_factory=dict)
+    devices: tuple[Device, ...]
+    environment: Mapping[str, str]
+    sources: Mapping[str, str]
+
+    def __init__(
+        self,
+        properties: Mapping[str, Mapping[str, tuple[str, ...]]],
+        devices: tuple[Device, ...] = (),
+        environment: Mapping[str, str] | None = None,
+        sources: Mapping[str, str] | None = None,
+    ) -> None:
+        _set(self, "properties", properties)
+        _set(self, "devices", devices)
+        _set(self, "environment", {} if environment is None else environment)
+        _set(self, "sources", {} if sources is None else sources)
 
     def to_json(self) -> dict[str, Any]:
         return {

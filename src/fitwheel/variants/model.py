@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from fitwheel.variants.errors import InvalidLabelError, InvalidPropertyError
+from fitwheel.variants.frozen import Frozen, OrderedFrozen
 from fitwheel.variants.names import (
     FEATURE_RE,
     LABEL_RE,
@@ -58,16 +58,29 @@ _FEATURE_STRING_RE = re.compile(r"([^\s:]+)\s*::\s*([^\s:]+)")
 SupportedProperties = Mapping[str, Mapping[str, tuple[str, ...]]]
 
 
-@dataclass(frozen=True, order=True)
-class VariantFeature:
+_set = object.__setattr__
+_EMPTY: Mapping[str, tuple[str, ...]] = MappingProxyType({})
+
+
+class VariantFeature(OrderedFrozen):
     """A feature of a namespace, written ``namespace :: feature``."""
 
+    __slots__ = ("namespace", "feature")  # noqa: RUF023 (field order is comparison order)
     namespace: str
     feature: str
 
-    def __post_init__(self) -> None:
-        check_namespace(self.namespace)
-        check_feature(self.feature)
+    def __init__(self, namespace: str, feature: str) -> None:
+        _set(self, "namespace", check_namespace(namespace))
+        _set(self, "feature", check_feature(feature))
+
+    # Compared and hashed in the hot loops of ordering: spelled out rather than generic.
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not VariantFeature:
+            return NotImplemented
+        return self.namespace == other.namespace and self.feature == other.feature
+
+    def __hash__(self) -> int:
+        return hash((self.namespace, self.feature))
 
     @classmethod
     def parse(cls, text: str) -> VariantFeature:
@@ -81,18 +94,39 @@ class VariantFeature:
         return f"{self.namespace} :: {self.feature}"
 
 
-@dataclass(frozen=True, order=True)
-class VariantProperty:
+class VariantProperty(OrderedFrozen):
     """One value of a feature, written ``namespace :: feature :: value``."""
 
+    __slots__ = ("namespace", "feature", "value")  # noqa: RUF023 (comparison order)
     namespace: str
     feature: str
     value: str
 
-    def __post_init__(self) -> None:
-        check_namespace(self.namespace)
-        check_feature(self.feature)
-        check_value(self.value)
+    def __init__(self, namespace: str, feature: str, value: str) -> None:
+        _set(self, "namespace", check_namespace(namespace))
+        _set(self, "feature", check_feature(feature))
+        _set(self, "value", check_value(value))
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not VariantProperty:
+            return NotImplemented
+        return (
+            self.namespace == other.namespace
+            and self.feature == other.feature
+            and self.value == other.value
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.namespace, self.feature, self.value))
+
+    def __lt__(self, other: object) -> bool:
+        if type(other) is not VariantProperty:
+            return NotImplemented
+        return (self.namespace, self.feature, self.value) < (
+            other.namespace,
+            other.feature,
+            other.value,
+        )
 
     @classmethod
     def parse(cls, text: str) -> VariantProperty:
@@ -134,15 +168,16 @@ def default_label(props: Iterable[VariantProperty]) -> str:
     return digest.hexdigest()[:8]
 
 
-@dataclass(frozen=True)
-class VariantDescription:
+class VariantDescription(Frozen):
     """One variant: a label and the set of properties it maps to."""
 
+    __slots__ = ("label", "properties")
     label: str
-    properties: frozenset[VariantProperty] = frozenset()
+    properties: frozenset[VariantProperty]
 
-    def __post_init__(self) -> None:
-        check_label(self.label)
+    def __init__(self, label: str, properties: frozenset[VariantProperty] = frozenset()) -> None:
+        _set(self, "label", check_label(label))
+        _set(self, "properties", properties)
         if self.label == NULL_LABEL and self.properties:
             raise InvalidLabelError("the 'null' label can be used only for the null variant")
         if (
@@ -171,8 +206,7 @@ class VariantDescription:
         return properties_to_dict(self.properties)
 
 
-@dataclass(frozen=True)
-class Provider:
+class Provider(Frozen):
     """A provider declaration (``providers.<namespace>``), in every generation's vocabulary.
 
     Exactly one kind applies: an install-time plugin (``requires``), a static provider
@@ -180,22 +214,51 @@ class Provider:
     (``builtin``). ``enable_if`` and ``install_time`` exist only in 817-era files.
     """
 
+    __slots__ = (
+        "builtin",
+        "enable_if",
+        "feature_order",
+        "namespace",
+        "optional",
+        "plugin_api",
+        "requires",
+        "static_properties",
+    )
     namespace: str
-    requires: tuple[str, ...] = ()
-    plugin_api: str | None = None
-    static_properties: Mapping[str, tuple[str, ...]] | None = None
-    feature_order: tuple[str, ...] | None = None
-    optional: bool = False
-    builtin: str | None = None
-    enable_if: str | None = None
+    requires: tuple[str, ...]
+    plugin_api: str | None
+    static_properties: Mapping[str, tuple[str, ...]] | None
+    feature_order: tuple[str, ...] | None
+    optional: bool
+    builtin: str | None
+    enable_if: str | None
+
+    def __init__(
+        self,
+        namespace: str,
+        requires: tuple[str, ...] = (),
+        plugin_api: str | None = None,
+        static_properties: Mapping[str, tuple[str, ...]] | None = None,
+        feature_order: tuple[str, ...] | None = None,
+        optional: bool = False,
+        builtin: str | None = None,
+        enable_if: str | None = None,
+    ) -> None:
+        _set(self, "namespace", namespace)
+        _set(self, "requires", requires)
+        _set(self, "plugin_api", plugin_api)
+        _set(self, "static_properties", static_properties)
+        _set(self, "feature_order", feature_order)
+        _set(self, "optional", optional)
+        _set(self, "builtin", builtin)
+        _set(self, "enable_if", enable_if)
 
     @property
     def is_static(self) -> bool:
         return self.static_properties is not None
 
 
-@dataclass(frozen=True)
-class VariantInfo:
+class VariantInfo(Frozen):
     """The content of a ``variant.json`` or ``{name}-{version}-variants.json``.
 
     ``feature_priorities`` and ``property_priorities`` come only from 817-era files (schema v0.0.x,
@@ -203,16 +266,36 @@ class VariantInfo:
     ``feature_order`` and value order through the providers themselves.
     """
 
+    __slots__ = (
+        "feature_priorities",
+        "namespace_priorities",
+        "property_priorities",
+        "providers",
+        "schema",
+        "variants",
+    )
     namespace_priorities: tuple[str, ...]
     providers: Mapping[str, Provider]
     variants: Mapping[str, VariantDescription]
-    feature_priorities: Mapping[str, tuple[str, ...]] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
-    property_priorities: Mapping[str, Mapping[str, tuple[str, ...]]] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
-    schema: str | None = None
+    feature_priorities: Mapping[str, tuple[str, ...]]
+    property_priorities: Mapping[str, Mapping[str, tuple[str, ...]]]
+    schema: str | None
+
+    def __init__(
+        self,
+        namespace_priorities: tuple[str, ...],
+        providers: Mapping[str, Provider],
+        variants: Mapping[str, VariantDescription],
+        feature_priorities: Mapping[str, tuple[str, ...]] = _EMPTY,
+        property_priorities: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType({}),
+        schema: str | None = None,
+    ) -> None:
+        _set(self, "namespace_priorities", namespace_priorities)
+        _set(self, "providers", providers)
+        _set(self, "variants", variants)
+        _set(self, "feature_priorities", feature_priorities)
+        _set(self, "property_priorities", property_priorities)
+        _set(self, "schema", schema)
 
     def static_namespaces(self) -> tuple[str, ...]:
         return tuple(ns for ns, p in self.providers.items() if p.is_static)

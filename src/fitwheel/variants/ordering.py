@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from fitwheel.variants.errors import VariantFormatError
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import (
     Provider,
     SupportedProperties,
@@ -51,21 +51,30 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class DeviceConstraint:
+_set = object.__setattr__
+
+
+class DeviceConstraint(Frozen):
     """One device that a GPU variant must run on (the multi-GPU policy ``all``).
 
     A variant that uses ``namespace`` is compatible only if, for every feature in ``supported``
     that the variant declares, at least one of the variant's values is in the device's list.
     """
 
+    __slots__ = ("device", "namespace", "supported")
     namespace: str
     device: str
     supported: Mapping[str, tuple[str, ...]]
 
+    def __init__(
+        self, namespace: str, device: str, supported: Mapping[str, tuple[str, ...]]
+    ) -> None:
+        _set(self, "namespace", namespace)
+        _set(self, "device", device)
+        _set(self, "supported", supported)
 
-@dataclass(frozen=True)
-class Target:
+
+class Target(Frozen):
     """What a target supports.
 
     ``supported``: namespace -> feature -> values, most preferred first, as providers answer.
@@ -74,19 +83,38 @@ class Target:
     ``environment``: PEP 508 marker values of the target (for 817-era ``enable-if``); None: any.
     """
 
+    __slots__ = ("device_constraints", "enabled_optional", "environment", "supported")
     supported: SupportedProperties
-    device_constraints: tuple[DeviceConstraint, ...] = ()
-    enabled_optional: frozenset[str] | bool = False
-    environment: Mapping[str, str] | None = None
+    device_constraints: tuple[DeviceConstraint, ...]
+    enabled_optional: frozenset[str] | bool
+    environment: Mapping[str, str] | None
+
+    def __init__(
+        self,
+        supported: SupportedProperties,
+        device_constraints: tuple[DeviceConstraint, ...] = (),
+        enabled_optional: frozenset[str] | bool = False,
+        environment: Mapping[str, str] | None = None,
+    ) -> None:
+        _set(self, "supported", supported)
+        _set(self, "device_constraints", device_constraints)
+        _set(self, "enabled_optional", enabled_optional)
+        _set(self, "environment", environment)
 
 
-@dataclass(frozen=True)
-class Ordering:
+class Ordering(Frozen):
     """``ordered``: the compatible variants best first (null last, only when the file has it).
     ``rejected``: label -> one-line reason, for every incompatible label, in file order."""
 
+    __slots__ = ("ordered", "rejected")
     ordered: tuple[VariantDescription, ...]
-    rejected: Mapping[str, str] = field(default_factory=dict)
+    rejected: Mapping[str, str]
+
+    def __init__(
+        self, ordered: tuple[VariantDescription, ...], rejected: Mapping[str, str] | None = None
+    ) -> None:
+        _set(self, "ordered", ordered)
+        _set(self, "rejected", {} if rejected is None else rejected)
 
     @property
     def labels(self) -> list[str]:
