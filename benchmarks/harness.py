@@ -78,29 +78,65 @@ def _scaled(repeat: int) -> int:
     return max(1, round(repeat * factor))
 
 
-def _run_command(case: Case) -> tuple[float, int]:
+# A child forked from this (large) process starts with this process's resident-set high-water
+# mark, which the kernel carries across exec: measured directly, every peer would "peak" at the
+# harness's own size. So memory is measured in one extra, untimed run through this small launcher,
+# whose own footprint is below that of any Python program it starts.
+_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[1], sys.argv[1:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+os.write(3, str(usage.ru_maxrss).encode())
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def _spawn(case: Case, argv: list[str], pass_fds: tuple[int, ...] = ()) -> tuple[float, int]:
     env = dict(os.environ)
     if case.env:
         env.update(case.env)
-    assert case.argv is not None
     start = time.perf_counter()
     proc = subprocess.Popen(
-        list(case.argv),
+        argv,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=env,
         cwd=case.cwd,
+        pass_fds=pass_fds,
     )
-    # wait4 gives this child's own rusage, so the peak memory is the peer's, not the harness's.
-    _, status, rusage = os.wait4(proc.pid, 0)
+    _, stderr = proc.communicate()
     elapsed = time.perf_counter() - start
-    stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise RuntimeError(f"{case.name}: {' '.join(case.argv)} exited {code}:\n{stderr[-2000:]}")
-    return elapsed, int(rusage.ru_maxrss)
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{case.name}: {' '.join(argv)} exited {proc.returncode}:\n"
+            f"{stderr.decode(errors='replace')[-2000:]}"
+        )
+    return elapsed, proc.returncode
+
+
+def _run_command(case: Case) -> float:
+    assert case.argv is not None
+    return _spawn(case, list(case.argv))[0]
+
+
+def _peak_rss_kib(case: Case) -> int:
+    assert case.argv is not None
+    read_end, write_end = os.pipe()
+    os.set_inheritable(write_end, True)
+    argv = [sys.executable, "-S", "-I", "-c", _LAUNCHER, *case.argv]
+    # The launcher reports on fd 3: make the pipe's write end that descriptor in the child.
+    wrapped = ["/bin/sh", "-c", f'exec "$@" 3>&{write_end}', "sh", *argv]
+    try:
+        _spawn(case, wrapped, pass_fds=(write_end,))
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as fh:
+        return int(fh.read() or 0)
 
 
 def _run_call(case: Case) -> float:
@@ -122,14 +158,18 @@ def compare(
             if case.setup is not None:
                 case.setup()
             if case.argv is not None:
-                seconds, rss = _run_command(case)
+                seconds = _run_command(case)
                 if round_no >= warmup:
                     result.seconds.append(seconds)
-                    result.peak_rss_kib.append(rss)
             else:
                 seconds = _run_call(case)
                 if round_no >= warmup:
                     result.seconds.append(seconds)
+    for case, result in zip(cases, results, strict=True):
+        if case.argv is not None:
+            if case.setup is not None:
+                case.setup()
+            result.peak_rss_kib.append(_peak_rss_kib(case))
     report(title, results)
     return results
 
