@@ -69,8 +69,8 @@ def _top_parser(commands: dict[str, tuple[str, str]]) -> _Parser:
     )
     parser.add_argument("--version", action="version", version=f"fitwheel {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
-    parser.add_argument("command", nargs="?", metavar="COMMAND")
-    parser.add_argument("args", nargs=argparse.REMAINDER)
+    parser.add_argument("command", nargs="?", metavar="COMMAND", help=argparse.SUPPRESS)
+    parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return parser
 
 
@@ -116,4 +116,20 @@ def run_guarded(func: object, args: argparse.Namespace) -> int:
         print("fitwheel: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        return 1
+    except OSError as exc:
+        # A disk, permission or network failure that no layer turned into its own message.
+        if args.debug:
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"fitwheel: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(
+            f"fitwheel: internal error: {type(exc).__name__}: {exc}. This is a bug in fitwheel; "
+            "run the command again with --debug and report the traceback.",
+            file=sys.stderr,
+        )
         return 1
