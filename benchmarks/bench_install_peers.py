@@ -4,8 +4,8 @@ into a fresh virtual environment before every timed run.
 
 - the torch 2.13.0 CPU wheel (about 190 MB; ``--no-deps``), cold (every peer's cache emptied
   before each run) and warm (cache kept from the warm-up round); fitwheel both with its default
-  (files copied out of its unpacked-wheel cache) and with ``--link-mode hardlink`` (what uv does
-  by default on Linux);
+  (files hard-linked from its unpacked-wheel cache, as uv does by default on Linux) and with
+  ``--link-mode copy``;
 - the real 35-distribution tree of the e2e tests (flask, requests, rich, pydantic, httpx, ...),
   cold.
 
@@ -63,7 +63,7 @@ def bench_torch(work: Path, wheel: Path, *, repeat: int = 5) -> None:
                 f"install torch 2.13.0 CPU wheel ({wheel.stat().st_size >> 20} MiB), {label}",
                 [
                     peers.fitwheel(cold),
-                    peers.fitwheel(cold, link_mode="hardlink"),
+                    peers.fitwheel(cold, link_mode="copy"),
                     peers.uv(cold),
                     peers.pip(cold),
                 ],

@@ -98,6 +98,8 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
 def _spawn(case: Case, argv: list[str], pass_fds: tuple[int, ...] = ()) -> tuple[float, int]:
     env = dict(os.environ)
+    # Where it is set, Python peers would compile every module on every run instead of once.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if case.env:
         env.update(case.env)
     start = time.perf_counter()

@@ -129,9 +129,11 @@ def test_results_with_bad_fields_are_ignored(tmp_path: Path, machine: Path) -> N
     cache = DetectionCache(tmp_path / "c")
     key = key_of(machine)
     cache.store(key, RESULTS)
-    data = json.loads(cache.path.read_text())
+    path = Path(cache.path)
+    assert path == tmp_path / "c" / FILE_NAME
+    data = json.loads(path.read_text())
     data["results"]["x86_64"]["status"] = "great"
-    cache.path.write_text(json.dumps(data))
+    path.write_text(json.dumps(data))
     assert cache.load(key) is None
 
 
@@ -172,8 +174,8 @@ def test_unserialisable_capabilities_are_not_stored(tmp_path: Path, machine: Pat
 
 
 def test_default_dir(tmp_path: Path) -> None:
-    assert default_dir({"FITWHEEL_CACHE_DIR": str(tmp_path)}) == tmp_path
-    assert default_dir({"XDG_CACHE_HOME": str(tmp_path)}).name == "fitwheel"
+    assert default_dir({"FITWHEEL_CACHE_DIR": str(tmp_path)}) == str(tmp_path)
+    assert default_dir({"XDG_CACHE_HOME": str(tmp_path)}) == str(tmp_path / "fitwheel")
 
 
 class Counting:

@@ -77,8 +77,6 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(cached)
             return 0
 
-    from pathlib import Path
-
     detection: Detection | None = None
     origin: str
     if args.profile:
@@ -89,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
         from fitwheel.platform.probe import Probe
 
         if sysroot:
+            # pathlib (with urllib.parse and ipaddress) only where the user names a path
+            from pathlib import Path
+
             root = Path(sysroot)
             if not root.is_dir():
                 raise FitwheelError(
@@ -110,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
 
     text = profile.dumps()
     if args.output:
+        from pathlib import Path
+
         try:
             Path(args.output).write_text(text, encoding="utf-8")
         except OSError as exc:

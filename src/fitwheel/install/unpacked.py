@@ -98,9 +98,9 @@ _LOCAL_MAGIC = b"PK\x03\x04"
 
 
 def _workers() -> int:
-    # inflating, hashing and creating files all release the GIL; beyond a few threads the
-    # filesystem, not the interpreter, is the limit
-    return max(2, min(4, (os.cpu_count() or 1) * 2))
+    # inflating, hashing and writing release the GIL; beyond one thread a core (the files
+    # are created by another thread while the wheel downloads) threads only contend
+    return max(2, min(4, os.cpu_count() or 1))
 
 
 @dataclass

@@ -31,7 +31,6 @@ Capabilities (rules):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from fitwheel.data import load_table
 from fitwheel.platform import pci
@@ -52,7 +51,8 @@ FORCE_ROCM = ("AMD_VARIANT_PROVIDER_FORCE_ROCM_VERSION", "AMD_VARIANT_PROVIDER_R
 
 KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 IOLINK_TYPE_XGMI = 11
-_GFX_NAME = re.compile(r"gfx\d{1,2}[0-9a-f]{2}")
+# compiled on first use (``re`` caches it), not on every start
+_GFX_NAME = r"gfx\d{1,2}[0-9a-f]{2}"
 _MAX_NODES = 256
 
 
@@ -96,21 +96,48 @@ def read_rocm_version(probe: Probe) -> tuple[str, str] | None:
     return None
 
 
-@dataclass
 class _Gpu:
     """One AMD GPU as the KFD topology describes it, before it becomes a profile Device."""
 
-    node: int
-    gfx: str
-    target_version: int
-    compute_units: int
-    integrated: bool
-    address: str = ""
-    pci_id: str = ""
-    name: str = ""
-    unique_id: int = 0
-    xgmi_peers: set[int] = field(default_factory=set)
-    index: int = 0
+    __slots__ = (
+        "address",
+        "compute_units",
+        "gfx",
+        "index",
+        "integrated",
+        "name",
+        "node",
+        "pci_id",
+        "target_version",
+        "unique_id",
+        "xgmi_peers",
+    )
+
+    def __init__(
+        self,
+        node: int,
+        gfx: str,
+        target_version: int,
+        compute_units: int,
+        integrated: bool,
+        address: str = "",
+        pci_id: str = "",
+        name: str = "",
+        unique_id: int = 0,
+        xgmi_peers: set[int] | None = None,
+        index: int = 0,
+    ) -> None:
+        self.node = node
+        self.gfx = gfx
+        self.target_version = target_version
+        self.compute_units = compute_units
+        self.integrated = integrated
+        self.address = address
+        self.pci_id = pci_id
+        self.name = name
+        self.unique_id = unique_id
+        self.xgmi_peers: set[int] = set() if xgmi_peers is None else xgmi_peers
+        self.index = index
 
 
 def _address(props: dict[str, int]) -> str:
@@ -203,7 +230,7 @@ def _detect(probe: Probe) -> ProviderResult:
     force_rocm = forced(probe, *FORCE_ROCM)
     if force_gfx:
         archs = split_list(force_gfx[1].lower())
-        bad = [a for a in archs if not _GFX_NAME.fullmatch(a)]
+        bad = [a for a in archs if not re.fullmatch(_GFX_NAME, a)]
         if bad or not archs:
             return ProviderResult(
                 NAMESPACE,

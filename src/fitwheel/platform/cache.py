@@ -14,7 +14,6 @@ under a sysroot does not use the cache (the files, not the boot, define that ans
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
@@ -26,7 +25,6 @@ from fitwheel import __version__
 # treat a name spelled TYPE_CHECKING as theirs.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any, Protocol
 
     from fitwheel.platform.profile import Device
@@ -97,12 +95,10 @@ def _code_stamp() -> str:
     return f"{__version__}:{stamp}"
 
 
-def default_dir(env: Mapping[str, str]) -> Path:
-    from pathlib import Path
-
+def default_dir(env: Mapping[str, str]) -> str:
     explicit = env.get(ENV_CACHE_DIR)
     if explicit:
-        return Path(explicit)
+        return explicit
     from fitwheel.platform.overrides import user_dir
 
     return user_dir("cache", env)
@@ -185,9 +181,14 @@ def result_from_json(data: dict[str, Any]) -> ProviderResult:
 
 
 class DetectionCache:
-    def __init__(self, directory: Path, *, clock: Callable[[], float] = time.time) -> None:
-        self.directory = directory
-        self.path = directory / FILE_NAME
+    """The cache file in ``directory``. Paths are strings: ``pathlib`` costs more to import than
+    answering from the cache does."""
+
+    def __init__(
+        self, directory: str | os.PathLike[str], *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.directory = os.fspath(directory)
+        self.path = os.path.join(self.directory, FILE_NAME)
         self._clock = clock
 
     def load_raw(self, key: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
@@ -235,14 +236,17 @@ class DetectionCache:
             )
         except (TypeError, ValueError):
             return False
-        tmp = self.path.with_name(f"{FILE_NAME}.{os.getpid()}.tmp")
+        tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(payload, encoding="utf-8")
+            os.makedirs(self.directory, exist_ok=True)
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(payload)
             os.replace(tmp, self.path)
         except OSError:
+            import contextlib  # failures only: not imported on every start
+
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                os.unlink(tmp)
             return False
         return True
 

@@ -6,7 +6,8 @@ import re
 
 from fitwheel.platform.probe import Probe
 
-_CONTAINER_CGROUP = re.compile(r"docker|kubepods|containerd|libpod|lxc|/ecs/")
+# compiled on first use (``re`` caches it), not on every start
+_CONTAINER_CGROUP = r"docker|kubepods|containerd|libpod|lxc|/ecs/"
 
 
 def is_wsl(probe: Probe) -> bool:
@@ -25,7 +26,7 @@ def in_container(probe: Probe) -> bool:
     if probe.env.get("container"):
         return True
     cgroup = probe.read_text("/proc/1/cgroup", 65536) or ""
-    return bool(_CONTAINER_CGROUP.search(cgroup))
+    return bool(re.search(_CONTAINER_CGROUP, cgroup))
 
 
 def forced(probe: Probe, *names: str) -> tuple[str, str] | None:

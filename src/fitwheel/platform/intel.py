@@ -22,7 +22,6 @@ Capabilities (rules):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from fitwheel.data import load_table
 from fitwheel.platform import pci
@@ -57,19 +56,42 @@ def ip_values(ip: str) -> tuple[str, ...]:
     return (ip, compat) if compat else (ip,)
 
 
-@dataclass
 class _Gpu:
     """One Intel GPU found on the PCI bus, with its IP version once known."""
 
-    index: int
-    address: str
-    pci_id: str
-    device_id: int
-    driver: str | None
-    ip: str | None = None
-    ip_source: str = ""
-    integrated: bool = False
-    name: str = ""
+    __slots__ = (
+        "address",
+        "device_id",
+        "driver",
+        "index",
+        "integrated",
+        "ip",
+        "ip_source",
+        "name",
+        "pci_id",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        address: str,
+        pci_id: str,
+        device_id: int,
+        driver: str | None,
+        ip: str | None = None,
+        ip_source: str = "",
+        integrated: bool = False,
+        name: str = "",
+    ) -> None:
+        self.index = index
+        self.address = address
+        self.pci_id = pci_id
+        self.device_id = device_id
+        self.driver = driver
+        self.ip = ip
+        self.ip_source = ip_source
+        self.integrated = integrated
+        self.name = name
 
 
 def detect(probe: Probe, *, ze_transport: TransportSource | None = None) -> ProviderResult:

@@ -42,10 +42,11 @@ _TRIPLES = {
     "s390x": "s390x-linux-gnu",
     "riscv64": "riscv64-linux-gnu",
 }
-_GLIBC_RELEASE = re.compile(rb"release version (\d+)\.(\d+)")
-_GLIBC_FILENAME = re.compile(r"libc-(\d+)\.(\d+)(?:\.\d+)?\.so$")
-_MUSL_VERSION = re.compile(rb"\x00(1\.\d+\.\d+)\x00")
-_MUSL_STDERR = re.compile(r"Version (\d+)\.(\d+)")
+# Patterns are compiled on first use (``re`` caches them): most never run on a given machine.
+_GLIBC_RELEASE = rb"release version (\d+)\.(\d+)"
+_GLIBC_FILENAME = r"libc-(\d+)\.(\d+)(?:\.\d+)?\.so$"
+_MUSL_VERSION = rb"\x00(1\.\d+\.\d+)\x00"
+_MUSL_STDERR = r"Version (\d+)\.(\d+)"
 _LIBC_READ_LIMIT = 16 << 20
 
 
@@ -80,7 +81,7 @@ def _musl_loaders(probe: Probe) -> list[str]:
 def _musl_from_files(probe: Probe, loaders: list[str]) -> ProviderResult | None:
     for path in loaders:
         data = probe.read_bytes(path, _LIBC_READ_LIMIT)
-        match = _MUSL_VERSION.search(data or b"")
+        match = re.search(_MUSL_VERSION, data or b"")
         if match:
             full = match.group(1).decode()
             major, minor = (int(p) for p in full.split(".")[:2])
@@ -95,7 +96,7 @@ def _musl_from_loader(path: str) -> ProviderResult | None:
         proc = subprocess.run([path], capture_output=True, text=True, timeout=2, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    match = _MUSL_STDERR.search(proc.stderr)
+    match = re.search(_MUSL_STDERR, proc.stderr)
     if not match:
         return None
     full = proc.stderr[match.start(1) :].split()[0]
@@ -113,10 +114,10 @@ def _glibc_from_files(probe: Probe, arch: str) -> ProviderResult | None:
             continue
         target = probe.readlink(path)
         if target:
-            match = _GLIBC_FILENAME.search(target)
+            match = re.search(_GLIBC_FILENAME, target)
             if match:
                 return _glibc(int(match.group(1)), int(match.group(2)), f"{path} -> {target}")
-        found = _GLIBC_RELEASE.search(probe.read_bytes(path, _LIBC_READ_LIMIT) or b"")
+        found = re.search(_GLIBC_RELEASE, probe.read_bytes(path, _LIBC_READ_LIMIT) or b"")
         if found:
             return _glibc(int(found.group(1)), int(found.group(2)), path)
     return None

@@ -38,7 +38,6 @@ Capabilities (rules):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from fitwheel.data import load_table
 from fitwheel.platform import pci
@@ -70,9 +69,10 @@ PROC_VERSION = "/proc/driver/nvidia/version"
 PROC_GPUS = "/proc/driver/nvidia/gpus"
 WSL_LIB_DIR = "/usr/lib/wsl/lib"
 
-_DRIVER_VERSION = re.compile(r"^\d{2,4}\.\d{1,4}(?:\.\d{1,4})?$")
-_PROC_NVRM = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)\b")
-_DEV_NODE = re.compile(r"nvidia\d+")
+# Patterns are compiled on first use (``re`` caches them): most never run on a given machine.
+_DRIVER_VERSION = r"^\d{2,4}\.\d{1,4}(?:\.\d{1,4})?$"
+_PROC_NVRM = r"Kernel Module(?:\s+for\s+\S+)?\s+(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)\b"
+_DEV_NODE = r"nvidia\d+"
 
 
 # -- value lists --------------------------------------------------------------------------------
@@ -122,12 +122,12 @@ def parse_proc_version(text: str) -> str | None:
     for line in text.splitlines():
         if not line.startswith("NVRM version:"):
             continue
-        match = _PROC_NVRM.search(line)
+        match = re.search(_PROC_NVRM, line)
         if match:
             return match.group(1)
         # other builds: the version is the second field of double-space separated fields
         fields = [f.strip() for f in line.split("  ") if f.strip()]
-        if len(fields) > 1 and _DRIVER_VERSION.match(fields[1]):
+        if len(fields) > 1 and re.match(_DRIVER_VERSION, fields[1]):
             return fields[1]
     return None
 
@@ -135,7 +135,7 @@ def parse_proc_version(text: str) -> str | None:
 def read_driver_version(probe: Probe) -> tuple[str, str] | None:
     """(kernel driver version, file it came from)."""
     text = probe.read_text(SYS_VERSION, 256)
-    if text is not None and _DRIVER_VERSION.match(text.strip()):
+    if text is not None and re.match(_DRIVER_VERSION, text.strip()):
         return text.strip(), SYS_VERSION
     text = probe.read_text(PROC_VERSION, 8192)
     if text is not None:
@@ -187,30 +187,62 @@ def _proc_gpu_info(probe: Probe) -> dict[str, dict[str, str]]:
 # -- detection ----------------------------------------------------------------------------------
 
 
-@dataclass
 class _Gpu:
     """One NVIDIA GPU as detection pieced it together, before it becomes a profile Device."""
 
-    index: int
-    address: str = ""
-    pci_id: str = ""
-    name: str = ""
-    uuid: str = ""
-    driver: str | None = None
-    cc: tuple[int, int] | None = None
-    cc_source: str = ""
-    nvlinks: int | None = None
+    __slots__ = (
+        "address",
+        "cc",
+        "cc_source",
+        "driver",
+        "index",
+        "name",
+        "nvlinks",
+        "pci_id",
+        "uuid",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        address: str = "",
+        pci_id: str = "",
+        name: str = "",
+        uuid: str = "",
+        driver: str | None = None,
+        cc: tuple[int, int] | None = None,
+        cc_source: str = "",
+        nvlinks: int | None = None,
+    ) -> None:
+        self.index = index
+        self.address = address
+        self.pci_id = pci_id
+        self.name = name
+        self.uuid = uuid
+        self.driver = driver
+        self.cc = cc
+        self.cc_source = cc_source
+        self.nvlinks = nvlinks
 
 
-@dataclass
 class _Found:
     """What the driver offers (its CUDA version and where that came from) and its GPUs."""
 
-    cuda: tuple[int, int]
-    cuda_source: str
-    gpus: list[_Gpu]
-    notes: list[str] = field(default_factory=list)
-    driver_version: str | None = None
+    __slots__ = ("cuda", "cuda_source", "driver_version", "gpus", "notes")
+
+    def __init__(
+        self,
+        cuda: tuple[int, int],
+        cuda_source: str,
+        gpus: list[_Gpu],
+        notes: list[str] | None = None,
+        driver_version: str | None = None,
+    ) -> None:
+        self.cuda = cuda
+        self.cuda_source = cuda_source
+        self.gpus = gpus
+        self.notes = [] if notes is None else notes
+        self.driver_version = driver_version
 
 
 def detect(probe: Probe, *, nvml_transport: TransportSource | None = None) -> ProviderResult:
@@ -271,7 +303,7 @@ def _find(probe: Probe, transport: TransportSource | None) -> _Found | ProviderR
         f.vendor == pci.VENDOR_NVIDIA and f.subclass == pci.CLASS_BRIDGE_OTHER for f in functions
     )
     driver = read_driver_version(probe)
-    nodes = [n for n in probe.listdir("/dev") if _DEV_NODE.fullmatch(n)]
+    nodes = [n for n in probe.listdir("/dev") if re.fullmatch(_DEV_NODE, n)]
     info = _proc_gpu_info(probe)
     file_gpus = [_gpu_from_pci(i, f, info.get(f.address, {})) for i, f in enumerate(pci_gpus)]
 

@@ -35,7 +35,6 @@ from fitwheel.errors import FitwheelError
 # treat a name spelled TYPE_CHECKING as theirs.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
     from fitwheel.platform.result import ProviderResult
@@ -151,8 +150,6 @@ class Overrides:
         return out
 
     def _apply_one(self, result: ProviderResult) -> ProviderResult:
-        import dataclasses
-
         from fitwheel.platform.result import ProviderResult
 
         ns = result.namespace
@@ -189,8 +186,7 @@ class Overrides:
         reason = result.reason
         if result.status != "ok" and props:
             reason = f"forced ({result.reason})" if result.reason else "forced"
-        return dataclasses.replace(
-            result,
+        return result.replace(
             status=status,
             properties=props,
             sources=sources,
@@ -332,22 +328,22 @@ def merge(file: Overrides, env: Overrides) -> Overrides:
     return Overrides(namespaces, features, env.detection_off or file.detection_off)
 
 
-def config_path(env: Mapping[str, str]) -> Path:
-    from pathlib import Path
+# Paths here are strings: importing ``pathlib`` would cost more than the rest of detection.
 
+
+def config_path(env: Mapping[str, str]) -> str:
     explicit = env.get(ENV_CONFIG)
     if explicit:
-        return Path(explicit)
-    return user_dir("config", env) / "config.toml"
+        return explicit
+    return os.path.join(user_dir("config", env), "config.toml")
 
 
-def user_dir(kind: str, env: Mapping[str, str]) -> Path:
+def user_dir(kind: str, env: Mapping[str, str]) -> str:
     """fitwheel's user ``config`` or ``cache`` directory, as ``platformdirs`` places it.
 
     On Linux and the BSDs this is the XDG rule, computed here because importing platformdirs
     costs more than the rest of detection; elsewhere platformdirs answers."""
     import sys
-    from pathlib import Path
 
     if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
         var, default = (
@@ -359,17 +355,18 @@ def user_dir(kind: str, env: Mapping[str, str]) -> Path:
             )
         )
         base = env.get(var, "").strip() or os.path.expanduser(default)
-        return Path(base) / "fitwheel"
+        return os.path.join(base, "fitwheel")
     import platformdirs
 
     if kind == "config":
-        return Path(platformdirs.user_config_dir("fitwheel", appauthor=False))
-    return Path(platformdirs.user_cache_dir("fitwheel", appauthor=False))
+        return platformdirs.user_config_dir("fitwheel", appauthor=False)
+    return platformdirs.user_cache_dir("fitwheel", appauthor=False)
 
 
-def load_config(path: Path, *, required: bool) -> dict[str, Any]:
+def load_config(path: str, *, required: bool) -> dict[str, Any]:
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read()
     except FileNotFoundError:
         if required:
             raise OverrideError(f"config file {path} (from {ENV_CONFIG}) does not exist") from None
@@ -392,7 +389,7 @@ def may_override(env: Mapping[str, str]) -> bool:
     """Whether any override could be in force (an override variable, or a config file)."""
     if ENV_DETECT in env or any(k.startswith(ENV_PREFIX) for k in env):
         return True
-    return config_path(env).exists()
+    return os.path.exists(config_path(env))
 
 
 def load_overrides(env: Mapping[str, str] | None = None, known: Iterable[str] = ()) -> Overrides:
@@ -401,5 +398,5 @@ def load_overrides(env: Mapping[str, str] | None = None, known: Iterable[str] = 
     known = list(known)
     path = config_path(env)
     data = load_config(path, required=bool(env.get(ENV_CONFIG)))
-    file_overrides = from_config(data, str(path)) if data else Overrides()
+    file_overrides = from_config(data, path) if data else Overrides()
     return merge(file_overrides, from_env(env, known))

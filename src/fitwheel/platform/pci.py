@@ -10,11 +10,9 @@ Instinct MI300).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 
 from fitwheel.platform.probe import Probe
+from fitwheel.variants.frozen import Frozen
 
 PCI_DEVICES = "/sys/bus/pci/devices"
 VENDOR_NVIDIA = 0x10DE
@@ -29,16 +27,33 @@ CLASS_AUDIO = 0x0403
 _MAX_FUNCTIONS = 4096
 
 
-@dataclass(frozen=True)
-class PciFunction:
+class PciFunction(Frozen):
     """One function of the PCI bus: its address, identity, class and bound driver."""
+
+    __slots__ = ("address", "class_code", "device", "driver", "revision", "vendor")
 
     address: str  # domain:bus:device.function, e.g. 0000:18:00.0
     vendor: int
     device: int
     class_code: int  # 24 bits: base class, subclass, programming interface
     driver: str | None  # name of the bound kernel driver, None when unbound
-    revision: int | None = None
+    revision: int | None
+
+    def __init__(
+        self,
+        address: str,
+        vendor: int,
+        device: int,
+        class_code: int,
+        driver: str | None,
+        revision: int | None = None,
+    ) -> None:
+        object.__setattr__(self, "address", address)
+        object.__setattr__(self, "vendor", vendor)
+        object.__setattr__(self, "device", device)
+        object.__setattr__(self, "class_code", class_code)
+        object.__setattr__(self, "driver", driver)
+        object.__setattr__(self, "revision", revision)
 
     @property
     def pci_id(self) -> str:
@@ -101,19 +116,28 @@ class _SharedScan:
 _shared: dict[int, _SharedScan] = {}
 
 
-@contextmanager
-def shared_scan(probe: Probe) -> Iterator[None]:
-    """While open, :func:`scan` reads ``probe``'s bus once for every caller.
+def shared_scan(probe: Probe) -> _SharedScope:
+    """While open (``with shared_scan(probe):``), :func:`scan` reads ``probe``'s bus once for
+    every caller.
 
     Detection runs the GPU providers side by side and each looks at the whole bus; on a large
     host the same hundreds of sysfs files would otherwise be read once per provider. The scan is
     shared only for the duration of the block, so a later detection sees the bus afresh."""
-    key = id(probe)
-    _shared[key] = _SharedScan()
-    try:
-        yield
-    finally:
-        _shared.pop(key, None)
+    return _SharedScope(id(probe))
+
+
+class _SharedScope:
+    # a plain context manager: ``contextlib`` would be imported for this alone
+    __slots__ = ("key",)
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+    def __enter__(self) -> None:
+        _shared[self.key] = _SharedScan()
+
+    def __exit__(self, *exc_info: object) -> None:
+        _shared.pop(self.key, None)
 
 
 def scan(probe: Probe) -> list[PciFunction]:

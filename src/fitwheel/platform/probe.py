@@ -9,42 +9,59 @@ link loops end after a bounded number of hops.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+
+from fitwheel.variants.frozen import Frozen
+
+# ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
+# treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 _MAX_LINK_HOPS = 40
 DEFAULT_READ_LIMIT = 1 << 20
-# One shared instance: a Path caches its parsed parts, so comparing against it stays cheap on
-# the thousands of reads a detection makes.
-_HOST_ROOT = Path("/")
+_HOST_ROOT = "/"
 
 
-@dataclass(frozen=True)
-class Probe:
-    """``root``: the machine's ``/`` (``Path("/")`` for this machine).
-    ``env``: the environment variables of the target.
-    ``allow_native``: whether native libraries may be loaded and subprocesses run (never under a
-    sysroot: the answer must come from files alone)."""
+class Probe(Frozen):
+    """``root``: the machine's ``/`` (``"/"`` for this machine), a string: paths are joined as
+    strings because importing ``pathlib`` (and with it ``urllib.parse`` and ``ipaddress``) costs
+    more than a whole detection of the CPU. ``env``: the environment variables of the target
+    (default: this process's). ``allow_native``: whether native libraries may be loaded and
+    subprocesses run (never under a sysroot: the answer must come from files alone)."""
 
-    root: Path = _HOST_ROOT
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    allow_native: bool = True
+    __slots__ = ("allow_native", "env", "root")
+
+    root: str
+    env: Mapping[str, str]
+    allow_native: bool
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] = _HOST_ROOT,
+        env: Mapping[str, str] | None = None,
+        allow_native: bool = True,
+    ) -> None:
+        object.__setattr__(self, "root", os.fspath(root))
+        object.__setattr__(self, "env", dict(os.environ) if env is None else env)
+        object.__setattr__(self, "allow_native", allow_native)
 
     @classmethod
-    def for_sysroot(cls, root: str | Path, env: Mapping[str, str] | None = None) -> Probe:
-        return cls(Path(root).resolve(), dict(env or {}), allow_native=False)
+    def for_sysroot(
+        cls, root: str | os.PathLike[str], env: Mapping[str, str] | None = None
+    ) -> Probe:
+        return cls(os.path.realpath(root), dict(env or {}), allow_native=False)
 
     @property
     def is_host(self) -> bool:
         return self.root == _HOST_ROOT
 
-    def resolve(self, path: str) -> Path | None:
+    def resolve(self, path: str) -> str | None:
         """The host path of target path ``path``, following links inside the root.
 
         Returns None when a link loop or too many hops is met. The result may not exist."""
         if self.is_host:
-            return Path(path)
+            return path
         parts = [p for p in path.split("/") if p not in ("", ".")]
         resolved: list[str] = []
         hops = 0
@@ -54,8 +71,8 @@ class Probe:
                 if resolved:
                     resolved.pop()
                 continue
-            candidate = self.root.joinpath(*resolved, part)
-            if candidate.is_symlink():
+            candidate = os.path.join(self.root, *resolved, part)
+            if os.path.islink(candidate):
                 hops += 1
                 if hops > _MAX_LINK_HOPS:
                     return None
@@ -68,7 +85,7 @@ class Probe:
                 parts = [p for p in target.split("/") if p not in ("", ".")] + parts
                 continue
             resolved.append(part)
-        return self.root.joinpath(*resolved)
+        return os.path.join(self.root, *resolved)
 
     def read_text(self, path: str, limit: int = DEFAULT_READ_LIMIT) -> str | None:
         """The file's text (undecodable bytes replaced), or None if it is missing or unreadable."""
@@ -87,7 +104,7 @@ class Probe:
 
     def exists(self, path: str) -> bool:
         host = self.resolve(path)
-        return host is not None and host.exists()
+        return host is not None and os.path.exists(host)
 
     def listdir(self, path: str) -> list[str]:
         """Sorted entries of a directory; empty when it is missing or unreadable."""
@@ -106,6 +123,6 @@ class Probe:
         if host is None or not name:
             return None
         try:
-            return os.readlink(host / name)
+            return os.readlink(os.path.join(host, name))
         except OSError:
             return None

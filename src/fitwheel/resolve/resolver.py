@@ -19,6 +19,7 @@ from packaging.version import Version
 
 from fitwheel.errors import FitwheelError
 from fitwheel.index.http import Session
+from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
 from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
 from fitwheel.resolve.provider import Provider
@@ -143,58 +144,22 @@ def _impossible_message(exc: Any, source: CandidateSource) -> str:
     )
 
 
-def gpu_namespaces(devices: Sequence[Device]) -> dict[str, list[Device]]:
-    out: dict[str, list[Device]] = {}
-    for dev in devices:
-        for ns in {dev.vendor, *dev.properties}:
-            out.setdefault(ns, []).append(dev)
-    return out
-
-
-def _describe(dev: Device) -> str:
-    bits = [f"{dev.vendor} device {dev.index}"]
-    if dev.name:
-        bits.append(dev.name)
-    feats = ", ".join(
-        f"{f} {'/'.join(v[:2])}" for fs in dev.properties.values() for f, v in fs.items()
-    )
-    if feats:
-        bits.append(feats)
-    return " (".join(bits[:1]) + (" (" + "; ".join(bits[1:]) + ")" if len(bits) > 1 else "")
-
-
 def check_gpu_fallback(resolution: Resolution, devices: Sequence[Device]) -> None:
     """Fail when a package offers GPU builds for a device that is present and a build without GPU
     support was chosen because none of them fits."""
-    by_ns = gpu_namespaces(devices)
-    if not by_ns:
-        return
     for cand in resolution.pins:
         trace = resolution.trace_of(cand)
         if trace is None or trace.info is None or trace.forced:
             continue
         if cand.variant is not None and not cand.variant.is_null:
             continue
-        offered = {
-            label: desc
-            for label, desc in trace.info.variants.items()
-            if desc.namespaces & by_ns.keys()
-        }
-        if not offered or offered.keys() & set(trace.ordered):
-            # nothing for these GPUs, or a fitting build exists and lost for other reasons
+        unserved = unserved_gpus(trace.info, trace.ordered, trace.rejected, devices)
+        if unserved is None:
             continue
-        namespaces = sorted({ns for d in offered.values() for ns in d.namespaces} & by_ns.keys())
-        present = "; ".join(_describe(d) for ns in namespaces for d in by_ns[ns])
-        reasons = "; ".join(
-            f"{label}: {trace.rejected.get(label, 'no wheel for this interpreter and platform')}"
-            for label in offered
-        )
         chosen = cand.label or "the non-variant wheel"
         raise UnsupportedDeviceError(
-            f"{cand.name} {cand.version} publishes builds for {', '.join(namespaces)} GPUs, but "
-            f"none runs on the GPU here ({present}). Builds offered: {reasons}. Installing "
-            f"{chosen} would leave the GPU unused. Pass --allow-fallback to install it anyway, "
-            "--variant "
+            f"{unserved.describe(f'{cand.name} {cand.version}')}. Installing {chosen} would leave "
+            f"the GPU unused. Pass --allow-fallback to install it anyway, --variant "
             f"{cand.name}=LABEL to force a build, or pin a version that supports this GPU."
         )
 
