@@ -80,14 +80,24 @@ def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc:
                 if ns not in used:
                     continue
                 origin = profile.sources.get(ns, target_desc)
-                values = "; ".join(f"{f} = {', '.join(v)}" for f, v in features.items())
+                values = "; ".join(f"{f} = {_shown(v)}" for f, v in features.items())
                 lines.append(f"  {ns} ({origin}): {values}")
             if not any(ns in used for ns in profile.properties):
                 lines.append("  (nothing for the namespaces these packages use)")
             if others:
                 lines.append(f"  also known, not used by these packages: {', '.join(others)}")
             for dev in profile.devices:
-                lines.append(f"  device {dev.vendor}:{dev.index} {dev.name}".rstrip())
+                lines.append(f"  device: {dev.describe()}")
     else:
         lines.append("no package in this install publishes variants")
     return lines
+
+
+_SHOWN = 6
+
+
+def _shown(values: tuple[str, ...]) -> str:
+    """The most preferred values, and how many more: a CUDA driver supports dozens of bounds."""
+    if len(values) <= _SHOWN:
+        return ", ".join(values)
+    return f"{', '.join(values[:_SHOWN])}, ... ({len(values) - _SHOWN} more)"

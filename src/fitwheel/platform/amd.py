@@ -154,8 +154,10 @@ def _address(props: dict[str, int]) -> str:
 
 
 def _kfd_gpus(probe: Probe, notes: list[str]) -> list[_Gpu]:
-    apus = load_table("amd_apu.json")["devices"]
     nodes = [n for n in probe.listdir(KFD_NODES) if n.isdigit()]
+    if not nodes:
+        return []
+    apus = load_table("amd_apu.json")["devices"]
     gpus = []
     for node in sorted(nodes, key=int)[:_MAX_NODES]:
         text = probe.read_text(f"{KFD_NODES}/{node}/properties", 65536)

@@ -121,10 +121,10 @@ def _detect(probe: Probe, transport: TransportSource | None) -> ProviderResult:
             capabilities=_capabilities(values, []),
             sources={"device_ip": f"override:{FORCE_IP}"},
         )
-    table = load_table("intel_gpus.json")["devices"]
     found = pci.gpus(probe, pci.VENDOR_INTEL)
     if not found:
         return ProviderResult(NAMESPACE, "absent", reason="no Intel GPU on the PCI bus")
+    table = load_table("intel_gpus.json")["devices"]
     gpus = []
     for index, fn in enumerate(found):
         gpu = _Gpu(index, fn.address, fn.pci_id, fn.device, fn.driver)
