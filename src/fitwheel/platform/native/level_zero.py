@@ -12,7 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fitwheel.platform.native.transport import LibraryUnavailable, NativeError, Transport
+from fitwheel.platform.native.transport import (
+    NativeError,
+    Transport,
+    load_first,
+)
 
 SONAME = "libze_loader.so.1"
 
@@ -120,16 +124,8 @@ class _DeviceProperties(ctypes.Structure):
 
 class CtypesLevelZero:
     def __init__(self, paths: Sequence[str] = (SONAME,)) -> None:
-        errors = []
-        for path in paths:
-            try:
-                self._lib = ctypes.CDLL(path)
-            except OSError as exc:
-                errors.append(f"{path}: {exc}")
-                continue
-            self.key = f"level_zero:{path}"
-            return
-        raise LibraryUnavailable("; ".join(errors) or "no library path")
+        self._lib, path = load_first(paths)
+        self.key = f"level_zero:{path}"
 
     def has(self, function: str) -> bool:
         return hasattr(self._lib, function)

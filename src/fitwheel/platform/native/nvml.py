@@ -12,7 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fitwheel.platform.native.transport import LibraryUnavailable, NativeError, Transport
+from fitwheel.platform.native.transport import (
+    NativeError,
+    Transport,
+    load_first,
+)
 
 SONAME = "libnvidia-ml.so.1"
 WSL_PATH = "/usr/lib/wsl/lib/libnvidia-ml.so.1"
@@ -208,16 +212,8 @@ class CtypesNvml:
     """NVML through ctypes. ``paths``: sonames or absolute paths, tried in order."""
 
     def __init__(self, paths: Sequence[str] = (SONAME,)) -> None:
-        errors = []
-        for path in paths:
-            try:
-                self._lib = ctypes.CDLL(path)
-            except OSError as exc:
-                errors.append(f"{path}: {exc}")
-                continue
-            self.key = f"nvml:{path}"
-            return
-        raise LibraryUnavailable("; ".join(errors) or "no library path")
+        self._lib, path = load_first(paths)
+        self.key = f"nvml:{path}"
 
     def has(self, function: str) -> bool:
         return hasattr(self._lib, function)

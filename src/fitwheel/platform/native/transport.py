@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 
@@ -17,6 +18,20 @@ class NativeError(Exception):
 
 class LibraryUnavailable(Exception):
     """The library could not be loaded at all."""
+
+
+def load_first(paths: Sequence[str]) -> tuple[Any, str]:
+    """The first of ``paths`` (fixed sonames or absolute paths, never a library search) that
+    loads, and which one it was."""
+    import ctypes
+
+    errors = []
+    for path in paths:
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as exc:
+            errors.append(f"{path}: {exc}")
+    raise LibraryUnavailable("; ".join(errors) or "no library path")
 
 
 class Transport(Protocol):
