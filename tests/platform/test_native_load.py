@@ -25,5 +25,5 @@ def test_a_library_that_is_nowhere_names_every_path_tried() -> None:
 
 @pytest.mark.parametrize("binding", [CtypesNvml, CtypesLevelZero])
 def test_bindings_report_an_absent_library(binding: type) -> None:
-    with pytest.raises(LibraryUnavailable, match="/nonexistent/lib.so"):
+    with pytest.raises(LibraryUnavailable, match=r"/nonexistent/lib\.so"):
         binding(["/nonexistent/lib.so"])
