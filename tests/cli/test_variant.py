@@ -189,3 +189,37 @@ def test_console_script_runs_without_traceback(setup: tuple[Path, Path], tmp_pat
     )
     assert proc.returncode == 1
     assert "can never be installed" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("problem", ["provider", "no wheel", "not a zip"])
+def test_failed_make_leaves_the_existing_output_folder_empty(
+    setup: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], problem: str
+) -> None:
+    # The copy into the output folder starts before the wheel, config and properties are checked.
+    wheel, config = setup
+    prop = "nvidia :: sm_arch :: 90_real" if problem == "provider" else "blas :: provider :: mkl"
+    if problem == "no wheel":
+        wheel = tmp_path / "absent-1.0-py3-none-any.whl"
+    elif problem == "not a zip":
+        wheel.write_bytes(b"not a zip archive\n" * 1000)
+    out = tmp_path / "o"
+    out.mkdir()
+    argv = ["variant", "make", str(wheel), "-p", prop, "--variants-config", str(config)]
+    assert main([*argv, "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fitwheel: error: ") and "Traceback" not in err
+    assert list(out.iterdir()) == []
+
+
+def test_make_into_the_wheel_folder(
+    setup: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    wheel, config = setup
+    argv = ["variant", "make", str(wheel), "-p", "blas :: provider :: mkl", "--label", "mkl"]
+    assert main([*argv, "--variants-config", str(config)]) == 0
+    made = wheel.with_name(wheel.name[: -len(".whl")] + "-mkl.whl")
+    assert capsys.readouterr().out == f"wrote {made} (label mkl)\n"
+    assert sorted(p.name for p in wheel.parent.iterdir()) == sorted([wheel.name, made.name])
+    assert {
+        k: v for k, v in members(made).items() if not k.endswith(("RECORD", "variant.json"))
+    } == {k: v for k, v in members(wheel).items() if not k.endswith("RECORD")}

@@ -331,3 +331,80 @@ print(result.path.stat().st_size, peak)
     size, peak_kib = map(int, proc.stdout.split())
     assert size > 2100 << 20
     assert peak_kib < 300 * 1024
+
+
+def _record_in_the_middle(tmp_path: Path) -> Path:
+    """A wheel whose RECORD is followed by more members, so that making a variant moves them."""
+    dist_info = "demo_pkg-1.0.dist-info"
+    body = {
+        "demo_pkg/__init__.py": b"BUILD = 'plain'\n",
+        f"{dist_info}/METADATA": b"Metadata-Version: 2.1\nName: demo_pkg\nVersion: 1.0\n",
+        f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    tail = {"demo_pkg/late.bin": bytes(range(256)) * 300, "demo_pkg/late.py": b"x = 2\n"}
+    lines = [f"{k},{record_hash(v)},{len(v)}" for k, v in {**body, **tail}.items()]
+    record = ("\n".join([*lines, f"{dist_info}/RECORD,,"]) + "\n").encode()
+    wheel = tmp_path / "in" / "demo_pkg-1.0-py3-none-any.whl"
+    wheel.parent.mkdir(parents=True)
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in body.items():
+            zf.writestr(name, data)
+        zf.writestr(f"{dist_info}/RECORD", record)
+        zf.writestr("demo_pkg/late.bin", tail["demo_pkg/late.bin"], zipfile.ZIP_STORED)
+        zf.writestr("demo_pkg/late.py", tail["demo_pkg/late.py"])
+    return wheel
+
+
+def test_members_after_record_are_moved_intact(
+    tmp_path: Path, config: VariantConfig, out: Path
+) -> None:
+    wheel = _record_in_the_middle(tmp_path)
+    made = make_variant(wheel, CUDA, config, label="cuda12", out_dir=out)
+    with zipfile.ZipFile(made.path) as zf:
+        assert zf.testzip() is None
+    before, after = members(wheel), members(made.path)
+    for name in ("demo_pkg/late.bin", "demo_pkg/late.py", "demo_pkg/__init__.py"):
+        assert after[name] == before[name]
+    back = strip_variant(made.path, out_dir=tmp_path / "back")
+    assert members(back) == before
+    assert list(members(back)) == list(before)
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_output_does_not_depend_on_the_output_folder_existing(
+    tmp_path: Path, config: VariantConfig, out: Path, plain: bool
+) -> None:
+    # With the folder in place the bulk is copied before the archive is checked; without it the
+    # archive is checked first. Both must write the same bytes.
+    wheel = _plain(tmp_path) if plain else _record_in_the_middle(tmp_path)
+    early = make_variant(wheel, CUDA, config, label="cuda12", out_dir=out)
+    late = make_variant(wheel, CUDA, config, label="cuda12", out_dir=tmp_path / "new" / "dir")
+    assert late.path.read_bytes() == early.path.read_bytes()
+    (out / "back").mkdir()
+    early_back = strip_variant(early.path, out_dir=out / "back")
+    late_back = strip_variant(late.path, out_dir=tmp_path / "new" / "back")
+    assert early_back.read_bytes() == late_back.read_bytes()
+
+
+def test_early_copy_of_a_replaced_file_is_not_used(
+    tmp_path: Path, config: VariantConfig, out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fitwheel.publish import output
+
+    wheel = _plain(tmp_path)
+    expected = make_variant(wheel, CUDA, config, label="cuda12", out_dir=tmp_path / "ref").path
+    other = make_wheel(
+        tmp_path / "other",
+        files={"demo_pkg/other.bin": bytes(range(256)) * 1000},
+        compression=zipfile.ZIP_STORED,
+    )
+    real_init = output.EarlyCopy.__init__
+
+    def swapped(self: output.EarlyCopy, source: Path, fd: int) -> None:
+        # As if the path named another file when the early copy opened it.
+        real_init(self, other, fd)
+
+    monkeypatch.setattr(output.EarlyCopy, "__init__", swapped)
+    made = make_variant(wheel, CUDA, config, label="cuda12", out_dir=out)
+    assert made.path.read_bytes() == expected.read_bytes()
+    assert [p.name for p in out.iterdir()] == [made.path.name]

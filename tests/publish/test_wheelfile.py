@@ -213,9 +213,9 @@ def test_interrupted_make_leaves_nothing(
     tmp_path: Path, config: VariantConfig, out: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     wheel = make_wheel(tmp_path, files={f"pkg/m{i}.py": b"x = 1\n" * 100 for i in range(20)})
-    from fitwheel.publish import wheelfile
+    from fitwheel.publish import output
 
-    real = wheelfile._copy_run
+    real = output.copy_range
     copied: list[int] = []
 
     def interrupted(*args: object, **kwargs: object) -> None:
@@ -223,7 +223,7 @@ def test_interrupted_make_leaves_nothing(
         copied.append(1)
         raise KeyboardInterrupt  # as if Ctrl-C arrived after some bytes were written
 
-    monkeypatch.setattr(wheelfile, "_copy_run", interrupted)
+    monkeypatch.setattr(output, "copy_range", interrupted)
     with pytest.raises(KeyboardInterrupt):
         make_variant(wheel, PROP, config, out_dir=out)
     assert copied == [1]
@@ -336,3 +336,44 @@ def test_verification_with_each_inflater(
         record_content={"pkg/big.bin": big[:-1] + b"!"},
     )
     _assert_refused(bad, config, out, RecordMismatchError, "does not match its RECORD hash")
+
+
+RECORD_LINES = [
+    "pkg/__init__.py,sha256=AbC-_x,12",
+    "pkg/data/é ü.txt,sha384=q=r,0",
+    "pkg/empty-size.py,sha512=zz,",
+    "pkg/no-hash.py,,",
+    "pkg/odd name=x.py,sha256=,007",
+    "pkg-1.0.dist-info/RECORD,,",
+]
+
+
+def test_record_lines_parse_the_same_however_the_file_is_written() -> None:
+    from fitwheel.publish.wheelfile import RecordEntry, parse_record
+
+    plain = parse_record(("\n".join(RECORD_LINES) + "\n").encode(), source="w")
+    assert plain == parse_record(("\r\n".join(RECORD_LINES) + "\r\n").encode(), source="w")
+    assert plain == parse_record("\n".join(RECORD_LINES).encode(), source="w")
+    assert list(plain) == [line.rsplit(",", 2)[0] for line in RECORD_LINES]
+    assert plain["pkg/data/é ü.txt"] == RecordEntry("pkg/data/é ü.txt", "sha384", "q=r", 0)
+    assert plain["pkg/empty-size.py"] == RecordEntry("pkg/empty-size.py", "sha512", "zz", None)
+    assert plain["pkg/no-hash.py"] == RecordEntry("pkg/no-hash.py", None, None, None)
+    assert plain["pkg/odd name=x.py"] == RecordEntry("pkg/odd name=x.py", "sha256", "", 7)
+
+
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        ("pkg/b.py,sha1=abc,3", "RECORD line 2: hash 'sha1=abc' is not sha256/384/512"),
+        ("pkg/a.py,sha256=abc,12x", "RECORD line 2: bad size '12x'"),
+        ("pkg/a.py,sha256=abc", "RECORD line 2 has 2 fields, not 3"),
+        ("pkg/__init__.py,,", "RECORD lists 'pkg/__init__.py' twice"),
+    ],
+)
+def test_bad_record_lines_are_named(bad: str, words: str) -> None:
+    from fitwheel.publish.wheelfile import parse_record
+
+    lines = [RECORD_LINES[0], bad, *RECORD_LINES[1:]]
+    with pytest.raises(RecordMismatchError) as info:
+        parse_record(("\n".join(lines) + "\n").encode(), source="w")
+    assert words in str(info.value)

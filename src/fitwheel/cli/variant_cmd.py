@@ -85,22 +85,31 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _make(args: argparse.Namespace) -> int:
-    from fitwheel.publish.config import VariantConfig
-    from fitwheel.publish.make import make_variant
-    from fitwheel.variants.model import VariantProperty
+    from fitwheel.publish.output import EarlyOutput
 
-    props = [VariantProperty.parse(text) for text in args.properties]
-    config = _config(args)
-    assert isinstance(config, VariantConfig)
-    result = make_variant(
-        args.wheel,
-        props,
-        config,
-        label=args.label,
-        null=args.null,
-        out_dir=args.output_dir,
-        verify=not args.no_verify,
-    )
+    # Copying the wheel dominates; start it (into a temporary file that is named only once
+    # every check has passed) before the rest is imported, read and checked.
+    early = EarlyOutput(args.wheel, args.output_dir or args.wheel.parent)
+    try:
+        from fitwheel.publish.config import VariantConfig
+        from fitwheel.publish.make import make_variant
+        from fitwheel.variants.model import VariantProperty
+
+        props = [VariantProperty.parse(text) for text in args.properties]
+        config = _config(args)
+        assert isinstance(config, VariantConfig)
+        result = make_variant(
+            args.wheel,
+            props,
+            config,
+            label=args.label,
+            null=args.null,
+            out_dir=args.output_dir,
+            verify=not args.no_verify,
+            early=early,
+        )
+    finally:
+        early.discard()
     if args.json:
         print(json.dumps({"wheel": str(result.path), "variant_label": result.label}))
     else:

@@ -24,13 +24,13 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from fitwheel.errors import FitwheelError
 from fitwheel.variants.errors import VariantFormatError
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import Provider, check_feature, check_namespace, check_value
 
 # tomllib is in the standard library from 3.11; tomli is the same parser before that.
@@ -50,11 +50,18 @@ class VariantConfigError(FitwheelError):
     """A variants config (or pyproject ``[variant]`` table) that cannot be used."""
 
 
-@dataclass(frozen=True)
-class VariantConfig:
+class VariantConfig(Frozen):
+    __slots__ = ("namespace_priorities", "providers", "source")
     namespace_priorities: tuple[str, ...]
     providers: Mapping[str, Provider]
     source: str
+
+    def __init__(
+        self, namespace_priorities: tuple[str, ...], providers: Mapping[str, Provider], source: str
+    ) -> None:
+        object.__setattr__(self, "namespace_priorities", namespace_priorities)
+        object.__setattr__(self, "providers", providers)
+        object.__setattr__(self, "source", source)
 
     def require_namespaces(self, namespaces: set[str]) -> None:
         missing = sorted(namespaces - set(self.providers))

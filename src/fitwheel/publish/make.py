@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import NamedTuple
 
 from fitwheel.publish.config import VariantConfig, VariantConfigError
+from fitwheel.publish.output import EarlyOutput
 from fitwheel.publish.wheelfile import (
     DEFAULT_LIMITS,
     Limits,
     NewMember,
+    RewritePlan,
     WheelArchive,
     WheelError,
     record_hash,
-    rewrite_wheel,
+    rewrite_wheel_file,
 )
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.model import (
@@ -35,8 +37,7 @@ from fitwheel.variants.model import (
 from fitwheel.variants.writing import dump_variant_info
 
 
-@dataclass(frozen=True)
-class MakeResult:
+class MakeResult(NamedTuple):
     path: Path
     label: str
     variant_json: str
@@ -96,8 +97,11 @@ def make_variant(
     out_dir: str | os.PathLike[str] | None = None,
     verify: bool = True,
     limits: Limits = DEFAULT_LIMITS,
+    early: EarlyOutput | None = None,
 ) -> MakeResult:
-    """Write a variant wheel for ``wheel`` into ``out_dir`` (default: beside it)."""
+    """Write a variant wheel for ``wheel`` into ``out_dir`` (default: beside it). ``early``, an
+    :class:`EarlyOutput` of ``wheel`` into that folder, lets the copy start before this is
+    called; the caller discards it should anything fail before."""
     path = Path(wheel)
     props = frozenset(properties)
     if null:
@@ -115,7 +119,8 @@ def make_variant(
     target = _output_path(
         path, Path(out_dir) if out_dir else None, filename.with_label(chosen).format()
     )
-    with WheelArchive(path, limits=limits) as archive:
+
+    def plan(archive: WheelArchive) -> RewritePlan:
         vj_name = f"{archive.dist_info}/variant.json"
         record = archive.read_member(archive.record_name)
         body = record
@@ -126,14 +131,9 @@ def make_variant(
         line = f"{vj_name},{record_hash(data)},{len(data)}\n".encode()
         record_info = archive.member(archive.record_name)
         drop = {archive.variant_json_name} if archive.variant_json_name else set()
-        rewrite_wheel(
-            archive,
-            target,
-            drop=drop,
-            insert_before_record=[NewMember(vj_name, data, record_info)],
-            record_data=body + line,
-            verify=verify,
-        )
+        return RewritePlan(drop, [NewMember(vj_name, data, record_info)], body + line)
+
+    rewrite_wheel_file(path, target, plan, limits=limits, verify=verify, early=early)
     return MakeResult(target, chosen, text)
 
 
@@ -152,17 +152,13 @@ def strip_variant(
     )
     if target.resolve() == path.resolve():
         raise WheelError(path, "is not a variant wheel (its name has no variant label)")
-    with WheelArchive(path, limits=limits) as archive:
+
+    def plan(archive: WheelArchive) -> RewritePlan:
         vj_name = archive.variant_json_name
         if vj_name is None:
             raise WheelError(path, "has no *.dist-info/variant.json; it is not a variant wheel")
         record = archive.read_member(archive.record_name)
-        rewrite_wheel(
-            archive,
-            target,
-            drop={vj_name},
-            insert_before_record=[],
-            record_data=_record_without(record, vj_name),
-            verify=verify,
-        )
+        return RewritePlan({vj_name}, [], _record_without(record, vj_name))
+
+    rewrite_wheel_file(path, target, plan, limits=limits, verify=verify)
     return target

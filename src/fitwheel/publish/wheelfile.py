@@ -17,23 +17,24 @@ import csv
 import hashlib
 import importlib
 import io
-import itertools
 import os
-import queue
 import re
 import struct
-import tempfile
 import threading
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 from fitwheel.errors import FitwheelError
+from fitwheel.publish import output as _output
+from fitwheel.publish.output import EarlyCopy, EarlyOutput, atomic_output
+from fitwheel.variants.frozen import Frozen
 
 CHUNK = 1 << 20
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
+#: the name and extra field lengths, at offset 26 of a local header
+_LOCAL_LENGTHS = struct.Struct("<HH")
 _LOCAL_MAGIC = b"PK\x03\x04"
 _CENTRAL = struct.Struct("<4sBBBBHHHHIIIHHHHHII")
 #: the fields read from a central directory record (the others skipped as padding)
@@ -98,19 +99,43 @@ class RecordMismatchError(WheelError):
     """RECORD does not describe the archive's content."""
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(Frozen):
     """Bounds on what a wheel may declare; generous for real wheels (the largest CUDA builds are a
     few GB), far below what a zip bomb needs."""
 
-    max_members: int = 500_000
-    max_member_size: int = 16 << 30
-    max_total_size: int = 64 << 30
+    __slots__ = (  # noqa: RUF023 (the order of the fields, as repr shows them)
+        "max_members",
+        "max_member_size",
+        "max_total_size",
+        "max_ratio",
+        "ratio_floor",
+        "max_text_member",
+    )
+    max_members: int
+    max_member_size: int
+    max_total_size: int
     #: a member larger than ``ratio_floor`` must not inflate more than ``max_ratio`` times
-    max_ratio: int = 1000
-    ratio_floor: int = 64 << 20
+    max_ratio: int
+    ratio_floor: int
     #: small text members read whole (METADATA, RECORD, variant.json)
-    max_text_member: int = 64 << 20
+    max_text_member: int
+
+    def __init__(
+        self,
+        max_members: int = 500_000,
+        max_member_size: int = 16 << 30,
+        max_total_size: int = 64 << 30,
+        max_ratio: int = 1000,
+        ratio_floor: int = 64 << 20,
+        max_text_member: int = 64 << 20,
+    ) -> None:
+        init = object.__setattr__
+        init(self, "max_members", max_members)
+        init(self, "max_member_size", max_member_size)
+        init(self, "max_total_size", max_total_size)
+        init(self, "max_ratio", max_ratio)
+        init(self, "ratio_floor", ratio_floor)
+        init(self, "max_text_member", max_text_member)
 
 
 DEFAULT_LIMITS = Limits()
@@ -243,6 +268,10 @@ class Member:
 
     def __repr__(self) -> str:
         return f"Member({self.name!r}, {self.compress_size} -> {self.file_size})"
+
+
+def _header_offset(member: Member) -> int:
+    return member.header_offset
 
 
 def _zip64_values(extra: bytes, wanted: int) -> list[int] | None:
@@ -485,13 +514,8 @@ class WheelArchive:
             )
         self.by_name = by_name
         self._check_layout()
-        dist_infos = sorted(
-            {
-                name.split("/", 1)[0]
-                for name in by_name
-                if "/" in name and name.split("/", 1)[0].endswith(".dist-info")
-            }
-        )
+        tops = {name.partition("/")[0] for name in by_name if "/" in name}
+        dist_infos = sorted(top for top in tops if top.endswith(".dist-info"))
         if len(dist_infos) != 1:
             found = ", ".join(dist_infos) or "none"
             raise NotAWheelError(
@@ -502,7 +526,9 @@ class WheelArchive:
         for required in ("METADATA", "WHEEL", "RECORD"):
             if f"{self.dist_info}/{required}" not in by_name:
                 raise NotAWheelError(self.path, f"{self.dist_info}/{required} is missing")
-        variant_jsons = [name for name in by_name if _is_variant_json(name)]
+        variant_jsons = [
+            name for name in by_name if name.endswith("/variant.json") and _is_variant_json(name)
+        ]
         if len(variant_jsons) > 1:
             raise UnsafeWheelError(
                 self.path, f"more than one variant.json: {', '.join(variant_jsons)}"
@@ -512,34 +538,61 @@ class WheelArchive:
     def _check_layout(self) -> None:
         """Local headers must match the central directory and member data must not overlap
         (overlapping members are how the smallest zip bombs are built)."""
-        by_offset = sorted(self.members, key=lambda m: m.header_offset)
+        by_offset = sorted(self.members, key=_header_offset)
         #: where each member's bytes end in the archive: at the next local header
         self.end_of: dict[str, int] = {}
+        end_of = self.end_of
         header_size = _LOCAL_HEADER.size
-        read = self.pread
-        for member, nxt in itertools.zip_longest(by_offset, by_offset[1:]):
-            raw = read(header_size + len(member.raw_name), member.header_offset)
-            if len(raw) < header_size:
-                raise NotAWheelError(self.path, f"member {member.name!r}: truncated local header")
-            if raw[:4] != _LOCAL_MAGIC:
-                raise NotAWheelError(self.path, f"member {member.name!r}: bad local header")
-            name_len, extra_len = struct.unpack_from("<HH", raw, 26)
-            local_name = raw[header_size : header_size + name_len]
-            if name_len != len(member.raw_name) or local_name != member.raw_name:
-                decoded = local_name.decode("utf-8", errors="replace")
-                raise UnsafeWheelError(
-                    self.path, f"member {member.name!r}: local header names it {decoded!r}"
-                )
-            member.data_offset = member.header_offset + header_size + name_len + extra_len
-            end = member.data_offset + member.compress_size
-            limit = self.start_dir if nxt is None else nxt.header_offset
-            if end > limit:
-                if nxt is None:
-                    raise NotAWheelError(
-                        self.path, f"member {member.name!r} runs into the central directory"
-                    )
-                raise ZipBombError(self.path, f"members {member.name!r} and {nxt.name!r} overlap")
-            self.end_of[member.name] = limit
+        lengths = _LOCAL_LENGTHS.unpack_from
+        fd = self._fd
+        read = self.pread if fd < 0 else None
+        limits = [m.header_offset for m in by_offset[1:]]
+        limits.append(self.start_dir)
+        try:
+            for member, limit in zip(by_offset, limits, strict=True):
+                raw_name = member.raw_name
+                wanted = header_size + len(raw_name)
+                if read is None:
+                    raw = os.pread(fd, wanted, member.header_offset)
+                else:
+                    raw = read(wanted, member.header_offset)
+                # One test for the common case: a whole header, the magic, the same name.
+                if len(raw) == wanted and raw.endswith(raw_name) and raw.startswith(_LOCAL_MAGIC):
+                    magic_ok = True
+                    name_len, extra_len = lengths(raw, 26)
+                else:
+                    magic_ok = False
+                    name_len = extra_len = -1
+                if not magic_ok or name_len != len(raw_name):
+                    self._bad_local_header(member, raw)
+                data_offset = member.header_offset + header_size + name_len + extra_len
+                member.data_offset = data_offset
+                if data_offset + member.compress_size > limit:
+                    self._overlap(member, by_offset)
+                end_of[member.name] = limit
+        except OSError as exc:
+            raise WheelError(self.path, f"cannot read: {exc.strerror or exc}") from None
+
+    def _bad_local_header(self, member: Member, raw: bytes) -> NoReturn:
+        header_size = _LOCAL_HEADER.size
+        if len(raw) < header_size:
+            raise NotAWheelError(self.path, f"member {member.name!r}: truncated local header")
+        if raw[:4] != _LOCAL_MAGIC:
+            raise NotAWheelError(self.path, f"member {member.name!r}: bad local header")
+        name_len = struct.unpack_from("<H", raw, 26)[0]
+        local_name = raw[header_size : header_size + name_len]
+        decoded = local_name.decode("utf-8", errors="replace")
+        raise UnsafeWheelError(
+            self.path, f"member {member.name!r}: local header names it {decoded!r}"
+        )
+
+    def _overlap(self, member: Member, by_offset: list[Member]) -> NoReturn:
+        if member is by_offset[-1]:
+            raise NotAWheelError(
+                self.path, f"member {member.name!r} runs into the central directory"
+            )
+        nxt = by_offset[by_offset.index(member) + 1]
+        raise ZipBombError(self.path, f"members {member.name!r} and {nxt.name!r} overlap")
 
     # -- content ------------------------------------------------------------------------------
 
@@ -731,6 +784,8 @@ class _Hasher:
 
     def __init__(self, digest: Any) -> None:
         self.digest = digest
+        import queue  # only verification of very large members needs it
+
         self.chunks: queue.Queue[bytes | None] = queue.Queue(4)
         self.thread = threading.Thread(target=self._work, daemon=True)
 
@@ -750,44 +805,12 @@ class _Hasher:
         self.chunks.put(chunk)
 
 
-@dataclass(frozen=True)
-class NewMember:
+class NewMember(NamedTuple):
     """A member written by fitwheel (variant.json, RECORD), placed like ``template``."""
 
     name: str
     data: bytes
     template: Member
-
-
-#: copies are issued in pieces of this size, so that a cancelled rewrite stops soon
-_COPY_PIECE = 256 << 20
-
-
-def _copy_range(
-    src_fd: int, dst_fd: int, start: int, length: int, out_pos: int, stop: threading.Event
-) -> None:
-    """Copy ``length`` bytes of ``src_fd`` from ``start`` to ``dst_fd`` at ``out_pos``: in the
-    kernel where it can (copy_file_range, which may share blocks on filesystems that can), else
-    through a buffer. Offsets are explicit, so other threads may write elsewhere in ``dst_fd``."""
-    done = 0
-    copy_range = getattr(os, "copy_file_range", None)
-    if copy_range is not None:
-        with contextlib.suppress(OSError):
-            while done < length and not stop.is_set():
-                n = copy_range(
-                    src_fd, dst_fd, min(_COPY_PIECE, length - done), start + done, out_pos + done
-                )
-                if n == 0:
-                    break
-                done += n
-    while done < length:
-        if stop.is_set():
-            raise RuntimeError("cancelled")
-        chunk = os.pread(src_fd, min(CHUNK, length - done), start + done)
-        if not chunk:
-            raise OSError(f"unexpected end of input after {done} bytes")
-        os.pwrite(dst_fd, chunk, out_pos + done)
-        done += len(chunk)
 
 
 def _moved_record(member: Member, offset: int) -> bytes:
@@ -816,8 +839,7 @@ def _moved_record(member: Member, offset: int) -> bytes:
     return _CENTRAL.pack(*fields) + name + extra + comment
 
 
-@dataclass(frozen=True)
-class _Run:
+class _Run(NamedTuple):
     """Members that sit back to back in the source: copied as one byte range (local headers,
     data and data descriptors as they are) from ``start`` to ``end``, to ``out`` in the output."""
 
@@ -938,7 +960,7 @@ def _deflate(data: bytes) -> bytes:
 
 
 def _copy_run(archive: WheelArchive, fd: int, run: _Run, stop: threading.Event) -> None:
-    _copy_range(archive.fileno(), fd, run.start, run.end - run.start, run.out, stop)
+    _output.copy_range(archive.fileno(), fd, run.start, run.end - run.start, run.out, stop)
 
 
 class _Copier:
@@ -973,30 +995,58 @@ class _Copier:
         self.thread.join()
 
 
-@contextlib.contextmanager
-def atomic_output(target: Path) -> Iterator[BinaryIO]:
-    """A temporary file beside ``target`` that becomes ``target`` (fsynced, renamed) only if the
-    block finishes; otherwise it is removed, so no partial file ever carries the final name."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".fitwheel-", suffix=".part")
-    tmp = Path(tmp_name)
+class RewritePlan(NamedTuple):
+    """What :func:`rewrite_wheel` changes: members dropped, members written just before RECORD,
+    and the new RECORD content."""
+
+    drop: set[str]
+    insert_before_record: list[NewMember]
+    record_data: bytes
+
+
+def rewrite_wheel_file(
+    path: Path,
+    target: Path,
+    plan: Callable[[WheelArchive], RewritePlan],
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    verify: bool = True,
+    early: EarlyOutput | None = None,
+) -> None:
+    """Open the wheel at ``path``, check it, and write it to ``target`` changed as ``plan`` (called
+    with the opened archive) says; see :func:`rewrite_wheel`. When ``target``'s folder exists, the
+    bulk copy starts before the archive is parsed (see :class:`EarlyCopy`), or earlier still
+    where the caller started ``early`` (a copy of ``path`` into that folder)."""
+    if early is None:
+        early = EarlyOutput(path, target.parent)
     try:
-        with os.fdopen(fd, "w+b") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        if not early.active or early.folder != target.parent:
+            early.discard()
+            with WheelArchive(path, limits=limits) as archive:
+                drop, inserts, record_data = plan(archive)
+                rewrite_wheel(
+                    archive,
+                    target,
+                    drop=drop,
+                    insert_before_record=inserts,
+                    record_data=record_data,
+                    verify=verify,
+                )
+            return
+        with WheelArchive(path, limits=limits) as archive:
+            drop, inserts, record_data = plan(archive)
+            _rewrite(
+                archive,
+                early.fd,
+                drop=drop,
+                insert_before_record=inserts,
+                record_data=record_data,
+                verify=verify,
+                early=early.copy,
+            )
+        early.commit(target)
+    finally:
+        early.discard()
 
 
 def rewrite_wheel(
@@ -1015,19 +1065,36 @@ def rewrite_wheel(
     output gets its name only once every check has passed and its bytes are on disk."""
     if archive.fileno() < 0:
         raise WheelError(archive.path, "was opened from memory; rewriting needs the file")
+    with atomic_output(target) as handle:
+        _rewrite(
+            archive,
+            handle.fileno(),
+            drop=drop,
+            insert_before_record=insert_before_record,
+            record_data=record_data,
+            verify=verify,
+            early=None,
+        )
+
+
+def _plan_layout(
+    archive: WheelArchive,
+    drop: set[str],
+    insert_before_record: list[NewMember],
+    record_data: bytes,
+) -> _Layout:
     layout = _Layout()
     end_of = archive.end_of
+    record_name = archive.record_name
     run: list[Member] = []
     for member in archive.members:
         name = member.name
         if run and (
-            name in drop
-            or name == archive.record_name
-            or end_of[run[-1].name] != member.header_offset
+            name in drop or name == record_name or end_of[run[-1].name] != member.header_offset
         ):
             layout.add_run(run, end_of[run[-1].name])
             run = []
-        if name == archive.record_name:
+        if name == record_name:
             for new in insert_before_record:
                 layout.add_new(new)
             layout.add_new(NewMember(name, record_data, member))
@@ -1036,31 +1103,65 @@ def rewrite_wheel(
     if run:
         layout.add_run(run, end_of[run[-1].name])
     layout.finish()
-    with atomic_output(target) as handle:
-        fd = handle.fileno()
-        copier = _Copier(archive, fd, layout.runs)
-        verifier: _Verifier | None = None
-        try:
+    return layout
+
+
+def _rewrite(
+    archive: WheelArchive,
+    fd: int,
+    *,
+    drop: set[str],
+    insert_before_record: list[NewMember],
+    record_data: bytes,
+    verify: bool,
+    early: EarlyCopy | None,
+) -> None:
+    if archive.fileno() < 0:
+        raise WheelError(archive.path, "was opened from memory; rewriting needs the file")
+    layout = _plan_layout(archive, drop, insert_before_record, record_data)
+    runs = layout.runs
+    if early is not None and early.matches(archive.fileno(), archive.size):
+        # Runs that keep their offsets are already in place; the rest of the output (new
+        # members, moved runs, the central directory) is written over the copied tail once the
+        # early copy is done, and anything past the new end is cut off.
+        runs = [r for r in runs if r.out != r.start]
+    elif early is not None:
+        early.cancel()
+        early = None
+        os.ftruncate(fd, 0)
+    copier: _Copier | None = None
+    verifier: _Verifier | None = None
+    try:
+        if early is None:
+            copier = _Copier(archive, fd, runs)
             for offset, blob in layout.blobs:
                 os.pwrite(fd, blob, offset)
-            record = archive.record()
-            archive.check_record_coverage(record)
-            if verify:
-                copied = [m for r in layout.runs for m in r.members]
-                verifier = _Verifier(archive, _hashed(copied, record), record)
+        record = archive.record()
+        archive.check_record_coverage(record)
+        if verify:
+            copied = [m for r in layout.runs for m in r.members]
+            verifier = _Verifier(archive, _hashed(copied, record), record)
+        if early is not None:
+            early.join()
+            os.ftruncate(fd, layout.size)
+            for offset, blob in layout.blobs:
+                os.pwrite(fd, blob, offset)
+            if runs:
+                copier = _Copier(archive, fd, runs)
+        if copier is not None:
             copier.join()
-            # The copier flushed the bulk; this flushes what was written beside it.
-            os.fsync(fd)
-            if verifier is not None:
+        # The copier flushed the bulk; this flushes what was written beside it.
+        os.fsync(fd)
+        if verifier is not None:
+            verifier.close()
+            verifier = None
+    finally:
+        if copier is not None and copier.thread.is_alive():
+            copier.cancel()
+        if verifier is not None:
+            verifier.cancel()
+            with contextlib.suppress(BaseException):
                 verifier.close()
-                verifier = None
-        finally:
-            if copier.thread.is_alive():
-                copier.cancel()
-            if verifier is not None:
-                verifier.cancel()
-                with contextlib.suppress(BaseException):
-                    verifier.close()
 
 
 def _hashed(members: Sequence[Member], record: Mapping[str, RecordEntry]) -> list[Member]:

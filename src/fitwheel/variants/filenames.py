@@ -11,14 +11,19 @@ Parsing keeps every component as written, so :meth:`WheelFilename.format` gives 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 
-from packaging.tags import Tag, parse_tag
-from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.variants.errors import InvalidWheelFilenameError
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import LABEL_RE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    # packaging.utils imports packaging.tags (platform, subprocess, logging: ~15 ms), which only
+    # :attr:`WheelFilename.tags` needs; every command that names a wheel loads this module.
+    from packaging.tags import Tag
+    from packaging.utils import NormalizedName
 
 __all__ = [
     "VARIANTS_JSON_SUFFIX",
@@ -34,25 +39,59 @@ _NAME_RE = re.compile(r"[A-Za-z0-9._]+")
 _BUILD_RE = re.compile(r"[0-9][A-Za-z0-9_.]*")
 _TAG_RE = re.compile(r"[A-Za-z0-9_.]+")
 _PROJECT_NAME_RE = re.compile(r"[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]")
+_SEPARATORS_RE = re.compile(r"[-_.]+")
+
+
+def canonicalize_name(name: str) -> NormalizedName:
+    """PEP 503 normalisation, as ``packaging.utils.canonicalize_name`` does it."""
+    return _SEPARATORS_RE.sub("-", name).lower()  # type: ignore[return-value]
 
 
 def _fail(filename: str, rule: str) -> InvalidWheelFilenameError:
     return InvalidWheelFilenameError(rule, source=filename)
 
 
-@dataclass(frozen=True)
-class WheelFilename:
+class WheelFilename(Frozen):
     """The parts of a wheel filename, as written. ``variant_label`` is None for a plain wheel."""
 
+    __slots__ = (  # noqa: RUF023 (the order of the fields, as repr shows them)
+        "name",
+        "version",
+        "python_tag",
+        "abi_tag",
+        "platform_tag",
+        "build",
+        "variant_label",
+    )
     name: str
     version: str
     python_tag: str
     abi_tag: str
     platform_tag: str
-    build: str | None = None
-    variant_label: str | None = None
+    build: str | None
+    variant_label: str | None
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        python_tag: str,
+        abi_tag: str,
+        platform_tag: str,
+        build: str | None = None,
+        variant_label: str | None = None,
+    ) -> None:
+        init = object.__setattr__
+        init(self, "name", name)
+        init(self, "version", version)
+        init(self, "python_tag", python_tag)
+        init(self, "abi_tag", abi_tag)
+        init(self, "platform_tag", platform_tag)
+        init(self, "build", build)
+        init(self, "variant_label", variant_label)
+        self._check()
+
+    def _check(self) -> None:
         shown = self.format_unchecked()
         if not _NAME_RE.fullmatch(self.name):
             raise _fail(shown, "the distribution name may use only letters, digits, _ and .")
@@ -152,13 +191,15 @@ class WheelFilename:
 
     @property
     def tags(self) -> frozenset[Tag]:
+        from packaging.tags import parse_tag
+
         return parse_tag(f"{self.python_tag}-{self.abi_tag}-{self.platform_tag}")
 
     def with_label(self, label: str) -> WheelFilename:
-        return replace(self, variant_label=label)
+        return self.replace(variant_label=label)
 
     def without_label(self) -> WheelFilename:
-        return replace(self, variant_label=None)
+        return self.replace(variant_label=None)
 
 
 def _escape_name(name: str) -> str:
@@ -172,12 +213,16 @@ def _normal_version(version: str) -> str:
         raise InvalidWheelFilenameError(f"version {version!r} is not a valid version") from None
 
 
-@dataclass(frozen=True)
-class VariantsJsonFilename:
+class VariantsJsonFilename(Frozen):
     """``{name}-{version}-variants.json``: name and version as written in the filename."""
 
+    __slots__ = ("name", "version")
     name: str
     version: str
+
+    def __init__(self, name: str, version: str) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "version", version)
 
     @classmethod
     def parse(cls, filename: str) -> VariantsJsonFilename:
