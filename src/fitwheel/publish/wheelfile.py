@@ -616,6 +616,19 @@ class WheelArchive:
                 f"member {name!r} uses compression method {member.method}; "
                 "only stored and deflate are supported",
             )
+
+        def emit(out: bytes, left: int) -> int:
+            """Pass inflated bytes on; what is left of the declared size afterwards."""
+            left -= len(out)
+            if left < 0:
+                raise ZipBombError(
+                    self.path,
+                    f"member {name!r} inflates beyond its declared {member.file_size} bytes",
+                )
+            if out:
+                sink(out)
+            return left
+
         left = member.file_size
         offset = member.data_offset
         end = offset + member.compress_size
@@ -631,31 +644,13 @@ class WheelArchive:
                     continue
                 data: bytes = raw
                 while data:
-                    out = inflater.decompress(data, min(CHUNK, left + 1))
-                    left -= len(out)
-                    if left < 0:
-                        raise ZipBombError(
-                            self.path,
-                            f"member {name!r} inflates beyond its declared "
-                            f"{member.file_size} bytes",
-                        )
-                    if out:
-                        sink(out)
+                    left = emit(inflater.decompress(data, min(CHUNK, left + 1)), left)
                     data = inflater.unconsumed_tail
                     if inflater.eof:
                         break
             if inflater is not None:
                 if not inflater.eof:
-                    out = inflater.decompress(b"", left + 1)
-                    left -= len(out)
-                    if left < 0:
-                        raise ZipBombError(
-                            self.path,
-                            f"member {name!r} inflates beyond its declared "
-                            f"{member.file_size} bytes",
-                        )
-                    if out:
-                        sink(out)
+                    left = emit(inflater.decompress(b"", left + 1), left)
                 if not inflater.eof:
                     raise NotAWheelError(self.path, f"member {name!r} is truncated")
         except _INFLATE_ERRORS as exc:
