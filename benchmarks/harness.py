@@ -159,6 +159,9 @@ def compare(
         for case, result in zip(cases, results, strict=True):
             if case.setup is not None:
                 case.setup()
+                # the setup's deferred disk writes (say, removing the last run's environment)
+                # would otherwise be paid by whichever run comes next
+                os.sync()
             if case.argv is not None:
                 seconds = _run_command(case)
                 if round_no >= warmup:

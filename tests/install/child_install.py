@@ -1,6 +1,9 @@
 """Run an install in a child process; optionally kill itself with SIGKILL at commit step K.
 
 Usage: python child_install.py VENV KILL_AT WHEEL...   (KILL_AT -1: never)
+
+With ``FITWHEEL_TEST_UNPACKED`` set, the wheels go through that unpacked-wheel cache and are
+hard-linked into place; otherwise through the general path.
 """
 
 import os
@@ -10,6 +13,7 @@ from pathlib import Path
 
 from fitwheel.install.environment import inspect_environment
 from fitwheel.install.installer import WheelToInstall, install_wheels
+from fitwheel.install.unpacked import UnpackedCache
 
 
 def main() -> None:
@@ -23,11 +27,24 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         steps += 1
 
+    cache = os.environ.get("FITWHEEL_TEST_UNPACKED")
+    items = [WheelToInstall.from_path(Path(w)) for w in wheels]
+    if cache:
+        import hashlib
+
+        items = [
+            WheelToInstall(
+                i.path, i.name, i.version, sha256=hashlib.sha256(i.path.read_bytes()).hexdigest()
+            )
+            for i in items
+        ]
     install_wheels(
         env,
-        [WheelToInstall.from_path(Path(w)) for w in wheels],
+        items,
         commit_hook=hook,
         notice=sys.stdout,
+        unpacked=UnpackedCache(Path(cache)) if cache else None,
+        link_mode="hardlink",
     )
     print(f"done after {steps} steps", flush=True)
 

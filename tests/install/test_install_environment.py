@@ -38,8 +38,38 @@ def test_inspection_describes_the_target(venv: Path, tmp_path: Path) -> None:
     assert env.installed() == {} or all(env.installed())
     # the second look comes from the cache: same answer, and it follows the venv if it changes
     assert inspect_environment(str(venv), {}, cache_dir=tmp_path / "envs") == env
-    assert len(list((tmp_path / "envs").iterdir())) == 1
+
+    def entries() -> int:
+        return sum(1 for p in (tmp_path / "envs").iterdir() if not p.name.startswith("venv-"))
+
+    assert entries() == 1
     cfg = venv / "pyvenv.cfg"
-    os.utime(cfg, ns=(cfg.stat().st_atime_ns, cfg.stat().st_mtime_ns + 10**9))
-    inspect_environment(str(venv), {}, cache_dir=tmp_path / "envs")
-    assert len(list((tmp_path / "envs").iterdir())) == 2
+    saved = cfg.read_text()
+    try:
+        cfg.write_text(saved + "prompt = changed\n")
+        assert inspect_environment(str(venv), {}, cache_dir=tmp_path / "envs") == env
+        assert entries() == 2
+    finally:
+        cfg.write_text(saved)
+
+
+def test_a_new_venv_of_a_known_base_needs_no_interpreter_run(
+    venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "envs"
+    first = inspect_environment(str(venv), {}, cache_dir=cache)
+    other = make_venv(tmp_path / "other venv")  # a space: paths are filled in, not re-parsed
+    import subprocess
+
+    def no_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the interpreter was run")
+
+    monkeypatch.setattr(subprocess, "run", no_run)
+    second = inspect_environment(str(other), {}, cache_dir=cache)
+    monkeypatch.undo()
+    # exactly what asking the new interpreter says
+    asked = inspect_environment(str(other), {}, cache_dir=None)
+    assert second == asked
+    assert second.prefix == other and second.python == str(other / "bin" / "python")
+    assert second.scheme["purelib"].startswith(str(other) + os.sep)
+    assert first.markers == second.markers and first.tags == second.tags

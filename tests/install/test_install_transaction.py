@@ -1,3 +1,4 @@
+import hashlib
 import os
 import random
 import subprocess
@@ -10,6 +11,7 @@ from fwtestkit import make_venv, make_wheel, snapshot
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
 from fitwheel.install.transaction import Operation, environment_lock, state_dir
+from fitwheel.install.unpacked import UnpackedCache
 
 CHILD = Path(__file__).with_name("child_install.py")
 
@@ -170,9 +172,25 @@ def test_a_bad_wheel_in_the_middle_changes_nothing(venv: Path, wheels: dict[str,
     assert not list(state_dir(venv).glob("txn-*"))
 
 
+def _items(paths: list[Path], cached: bool) -> list[WheelToInstall]:
+    items = [WheelToInstall.from_path(p) for p in paths]
+    if not cached:
+        return items
+    return [
+        WheelToInstall(
+            i.path, i.name, i.version, sha256=hashlib.sha256(i.path.read_bytes()).hexdigest()
+        )
+        for i in items
+    ]
+
+
+PATHS = pytest.mark.parametrize("path", ["general", "cached"])
+
+
+@PATHS
 @pytest.mark.parametrize("fail_at", [0, 3, 7, 11])
 def test_failure_during_commit_rolls_back(
-    venv: Path, wheels: dict[str, Path], fail_at: int
+    venv: Path, wheels: dict[str, Path], fail_at: int, path: str, tmp_path: Path
 ) -> None:
     env = env_of(venv)
     install_wheels(env, [WheelToInstall.from_path(wheels["alpha1"])])
@@ -184,52 +202,64 @@ def test_failure_during_commit_rolls_back(
         if len(seen) > fail_at:
             raise OSError("disk full")
 
+    cached = path == "cached"
     with pytest.raises(OSError, match="disk full"):
         install_wheels(
             env,
-            [WheelToInstall.from_path(wheels["alpha2"]), WheelToInstall.from_path(wheels["beta"])],
+            _items([wheels["alpha2"], wheels["beta"]], cached),
             commit_hook=hook,
+            unpacked=UnpackedCache(tmp_path / "unpacked") if cached else None,
+            link_mode="hardlink",
         )
     assert user_view(venv) == before
     assert not list(state_dir(venv).glob("txn-*"))
 
 
-def _child(venv: Path, kill_at: int, *wheels: Path) -> subprocess.CompletedProcess[str]:
+def _child(
+    venv: Path, kill_at: int, *wheels: Path, unpacked: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if unpacked is not None:
+        env["FITWHEEL_TEST_UNPACKED"] = str(unpacked)
     return subprocess.run(
         [sys.executable, str(CHILD), str(venv), str(kill_at), *map(str, wheels)],
         capture_output=True,
         text=True,
         timeout=120,
+        env=env,
     )
 
 
+@PATHS
 def test_kill_9_at_random_points_leaves_old_or_new_state(
-    venv: Path, wheels: dict[str, Path]
+    venv: Path, wheels: dict[str, Path], path: str, tmp_path: Path
 ) -> None:
     env = env_of(venv)
     install_wheels(env, [WheelToInstall.from_path(wheels["alpha1"])])
     before = user_view(venv)
     new = [wheels["alpha2"], wheels["beta"]]
+    unpacked = tmp_path / "unpacked" if path == "cached" else None
     # the full run, to know the end state and how many steps a commit takes
     scratch = venv.parent / "scratch"
     subprocess.run(["cp", "-a", str(venv), str(scratch)], check=True)
-    done = _child(scratch, -1, *new)
+    done = _child(scratch, -1, *new, unpacked=unpacked)
     assert done.returncode == 0, done.stderr
     steps = int(done.stdout.split()[-2]) - 1  # the last call comes after 'committed'
     seed = int(os.environ.get("FITWHEEL_TEST_SEED", "817"))
     points = [*sorted(random.Random(seed).sample(range(steps), 4)), 0, steps - 1]
     for kill_at in points:
-        killed = _child(venv, kill_at, *new)
+        killed = _child(venv, kill_at, *new, unpacked=unpacked)
         assert killed.returncode == -9, killed.stderr
         assert list(state_dir(venv).glob("txn-*")), "a killed commit leaves its journal behind"
         # the next fitwheel run on the environment recovers before doing anything else
         install_wheels(env, [])
         assert user_view(venv) == before, f"killed at step {kill_at} of {steps}"
-    killed = _child(venv, steps, *new)  # past the last rename: the journal says committed
+    killed = _child(venv, steps, *new, unpacked=unpacked)  # past the last step: committed
     assert killed.returncode == -9
     install_wheels(env, [])
     assert run_py(venv, "import alpha, beta; print(alpha.V)") == "2"
     assert not (Path(env.scheme["purelib"]) / "alpha-1.0.dist-info").exists()
+    assert user_view(venv).keys() == user_view(scratch).keys()
 
 
 def test_concurrent_installs_are_serialised(venv: Path, wheels: dict[str, Path]) -> None:
@@ -290,3 +320,47 @@ def test_sigterm_during_commit_rolls_back_at_once(venv: Path, wheels: dict[str, 
     assert done.returncode != 0 and "KeyboardInterrupt" in done.stderr
     assert user_view(venv) == before
     assert not list(state_dir(venv).glob("txn-*")), "rolled back by the process itself"
+
+
+def test_a_failure_in_threaded_placement_rolls_back(
+    venv: Path, wheels: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import shutil
+
+    from fitwheel.install import transaction
+
+    env = env_of(venv)
+    install_wheels(env, [WheelToInstall.from_path(wheels["alpha1"])])
+    before = user_view(venv)
+    many = make_wheel(
+        tmp_path / "many",
+        "many",
+        "1.0",
+        files={f"many/sub{i % 7}/m{i}.py": f"X = {i}\n" for i in range(60)},
+    )
+    monkeypatch.setattr(transaction, "_THREADED_FILES", 2)
+    calls = []
+    real_link = os.link
+
+    def link(src: str, dst: str) -> None:
+        calls.append(dst)
+        if len(calls) == 40:
+            raise OSError(errno.ENOSPC, "No space left on device", dst)
+        real_link(src, dst)
+
+    def copyfile(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", dst)
+
+    monkeypatch.setattr(os, "link", link)
+    monkeypatch.setattr(shutil, "copyfile", copyfile)
+    with pytest.raises(OSError, match="No space"):
+        install_wheels(
+            env,
+            _items([wheels["alpha2"], many], True),
+            unpacked=UnpackedCache(tmp_path / "unpacked"),
+            link_mode="hardlink",
+        )
+    assert len(calls) >= 40
+    assert user_view(venv) == before
+    assert not list(state_dir(venv).glob("txn-*"))

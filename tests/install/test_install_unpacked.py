@@ -8,7 +8,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from fwtestkit import make_venv, make_wheel, sha256_of
+from fwtestkit import make_venv, make_wheel, sha256_of, snapshot
 
 from fitwheel.install import unpacked
 from fitwheel.install.environment import inspect_environment
@@ -72,6 +72,18 @@ def test_install_from_the_unpacked_cache(base_venv: Path, tmp_path: Path, mode: 
         }
 
     assert record_of(tmp_path / "venv0") == record_of(plain)
+    # the same files, with the same content apart from the interpreter path in scripts
+    ours, theirs = snapshot(tmp_path / "venv0"), snapshot(plain)
+    ours = {k: v for k, v in ours.items() if not k.startswith(".fitwheel")}
+    theirs = {k: v for k, v in theirs.items() if not k.startswith(".fitwheel")}
+    assert ours.keys() == theirs.keys()
+    differ = {k for k in ours if ours[k] != theirs[k]}
+    assert differ <= {"bin/tool", "bin/tool-sh"} | {k for k in ours if k.endswith("/RECORD")}
+    for venv in (tmp_path / "venv0", plain):
+        out = subprocess.run(
+            [str(venv / "bin" / "tool-sh")], capture_output=True, text=True, check=True
+        )
+        assert out.stdout == "1\n"
 
 
 def test_a_changed_cache_entry_is_unpacked_again(tmp_path: Path) -> None:
@@ -80,7 +92,10 @@ def test_a_changed_cache_entry_is_unpacked_again(tmp_path: Path) -> None:
     first = cache.get(wheel, sha256_of(wheel))
     member = first.folder / "files" / "tool" / "__init__.py"
     member.write_text("V = 'edited in place'\n")
-    again = cache.get(wheel, sha256_of(wheel))
+    # a verifying run (install --force-reinstall) notices the change and unpacks afresh
+    trusting = UnpackedCache(tmp_path / "unpacked").get(wheel, sha256_of(wheel))
+    assert (trusting.folder / "files" / "tool" / "__init__.py").read_text() != "V = 1\n"
+    again = UnpackedCache(tmp_path / "unpacked", verify=True).get(wheel, sha256_of(wheel))
     assert (again.folder / "files" / "tool" / "__init__.py").read_text() == "V = 1\n"
 
 
@@ -135,7 +150,7 @@ def test_every_kind_of_member_is_unpacked_exactly(
     tmp_path: Path, inflate: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if inflate == "zlib":
-        monkeypatch.setattr(unpacked, "_inflate", zlib)
+        monkeypatch.setattr(unpacked, "_inflater", lambda: zlib)
     wheel, content = _mixed_wheel(tmp_path / "w")
     source = UnpackedCache(tmp_path / "unpacked").get(wheel, sha256_of(wheel))
     files = source.folder / "files"
@@ -143,9 +158,10 @@ def test_every_kind_of_member_is_unpacked_exactly(
         assert (files / name).read_bytes() == body, name
     assert os.access(files / "mixed" / "tool", os.X_OK)
     assert not os.access(files / "mixed" / "m1.py", os.X_OK)
-    members = {m["name"]: m for m in source.manifest["members"]}
-    assert members["mixed/big.bin"]["hash"] == _b64_sha256(content["mixed/big.bin"])
-    assert members["mixed/big.bin"]["size"] == len(content["mixed/big.bin"])
+    members = {m[0]: m for m in source.manifest["members"]}
+    assert members["mixed/big.bin"][2] == _b64_sha256(content["mixed/big.bin"])
+    assert members["mixed/big.bin"][3] == len(content["mixed/big.bin"])
+    assert members["mixed/tool"][1] is True and members["mixed/m1.py"][1] is False
 
 
 def test_a_damaged_archive_is_refused_and_nothing_is_cached(tmp_path: Path) -> None:

@@ -99,6 +99,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_guarded(module.run, args)
 
 
+def entry() -> None:
+    """The ``fitwheel`` program: :func:`main`, then an exit that skips the interpreter's
+    teardown (freeing every object one by one, joining idle prefetch threads), which can take
+    longer than a quick command itself. Every command has closed its files by then; the
+    standard streams are flushed here."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        code = code or 1
+    os._exit(code)
+
+
 def run_guarded(func: object, args: argparse.Namespace) -> int:
     """Run a command; user-facing failures become one paragraph on stderr and exit status 1."""
     from fitwheel.errors import FitwheelError

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -167,15 +166,105 @@ def _cache_key(interpreter: str) -> str | None:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
+def _venv_of(interpreter: str) -> str | None:
+    """The virtual environment folder ``interpreter`` runs in (the one holding ``pyvenv.cfg``)."""
+    prefix = os.path.dirname(os.path.dirname(os.path.abspath(interpreter)))
+    return prefix if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")) else None
+
+
+def _template_key(interpreter: str, venv: str) -> str | None:
+    """Shared by every virtual environment made the same way from one base interpreter: its
+    answers differ only by the folder (``pyvenv.cfg`` minus the line that names the folder)."""
+    try:
+        real = os.path.realpath(interpreter)
+        st = os.stat(real)
+        with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8") as handle:
+            config = sorted(
+                line.strip() for line in handle if not line.lstrip().startswith("command")
+            )
+    except (OSError, UnicodeDecodeError):
+        return None
+    if real.startswith(venv + os.sep):
+        return None  # a copied interpreter (venv --copies): nothing to share
+    parts = ["venv-template-1", real, f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}", *config]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+_PLACEHOLDER = "\0prefix\0"
+
+
+def _to_template(data: dict[str, Any], venv: str) -> dict[str, Any] | None:
+    """``data`` with the venv folder replaced by a placeholder in the values that name it;
+    None when the folder shows up anywhere else (then nothing is shared)."""
+
+    def swap(value: str) -> str:
+        if value == venv or value.startswith(venv + os.sep):
+            return _PLACEHOLDER + value[len(venv) :]
+        return value
+
+    if data.get("prefix") != venv:
+        return None
+    template = {
+        **data,
+        "executable": swap(str(data.get("executable") or "")),
+        "prefix": _PLACEHOLDER,
+        "paths": {k: swap(str(v)) for k, v in data["paths"].items()},
+    }
+    rest = {k: v for k, v in template.items() if k not in ("executable", "prefix", "paths")}
+    if venv in json.dumps(rest):
+        return None
+    return template
+
+
+def _from_template(template: dict[str, Any], venv: str) -> dict[str, Any]:
+    def fill(value: str) -> str:
+        return venv + value[len(_PLACEHOLDER) :] if value.startswith(_PLACEHOLDER) else value
+
+    return {
+        **template,
+        "executable": fill(template["executable"]),
+        "prefix": venv,
+        "paths": {k: fill(v) for k, v in template["paths"].items()},
+    }
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # the cache only saves one interpreter start
+
+
 def _probe(interpreter: str, cache_dir: Path | None) -> dict[str, Any]:
+    """What the interpreter says of itself; from the cache when this interpreter (or, for a
+    new virtual environment, one made the same way from the same base) was asked before."""
     key = _cache_key(interpreter) if cache_dir is not None else None
     cached = cache_dir / f"{key}.json" if cache_dir is not None and key else None
-    if cached is not None:
+    if cached is not None and (known := _read_json(cached)) is not None:
+        return known
+    venv = _venv_of(interpreter) if cache_dir is not None else None
+    template_key = _template_key(interpreter, venv) if venv is not None else None
+    shared = (
+        cache_dir / f"venv-{template_key}.json" if cache_dir is not None and template_key else None
+    )
+    if shared is not None and venv is not None and (template := _read_json(shared)) is not None:
         try:
-            data: dict[str, Any] = json.loads(cached.read_text())
-            return data
-        except (OSError, ValueError):
-            pass
+            return _from_template(template, venv)
+        except (KeyError, TypeError, AttributeError):
+            pass  # an unreadable entry: ask the interpreter
+    import subprocess
+
     try:
         out = subprocess.run(
             [interpreter, "-I", "-c", _PROBE],
@@ -184,17 +273,15 @@ def _probe(interpreter: str, cache_dir: Path | None) -> dict[str, Any]:
             check=True,
             timeout=60,
         ).stdout
-        data = json.loads(out)
+        data: dict[str, Any] = json.loads(out)
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         raise EnvironmentError_(f"cannot run the interpreter {interpreter}: {exc}") from exc
     if cached is not None:
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data))
-            os.replace(tmp, cached)
-        except OSError:
-            pass  # the cache only saves one interpreter start
+        _write_json(cached, data)
+    if shared is not None and venv is not None:
+        template = _to_template(data, venv)
+        if template is not None:
+            _write_json(shared, template)
     return data
 
 

@@ -1,8 +1,10 @@
 """Install a set of wheel files into an environment, all of them or none.
 
-Every wheel is unpacked into one transaction's staging folder by the PyPA ``installer`` library
-with :class:`StagingDestination`; the files of replaced versions are planned for removal; then
-the transaction commits with renames (see :mod:`fitwheel.install.transaction`).
+A wheel whose content hash is known is unpacked once into the unpacked-wheel cache, and its files
+are linked (or copied) from there into place (:mod:`fitwheel.install.linked`). Other wheels, and
+byte-compiled installs, go through the PyPA ``installer`` library into one transaction's staging
+folder (:class:`StagingDestination`). The files of replaced versions are planned for removal;
+then the transaction commits (see :mod:`fitwheel.install.transaction`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from fitwheel.errors import FitwheelError
 from fitwheel.install.environment import TargetEnvironment
-from fitwheel.install.staging import StagingDestination
+from fitwheel.install.linked import LinkPlanError, plan_cached_wheel
 from fitwheel.install.transaction import Operation, Transaction, environment_lock, recover
 from fitwheel.install.uninstall import owned_files
 from fitwheel.install.unpacked import UnpackedCache, UnpackError
@@ -93,47 +95,58 @@ def install_wheels(
     """Install ``wheels`` into ``env``; replaced versions of the same names are removed.
 
     ``lock=False``: the caller already holds the environment's lock."""
-    from installer import install
-    from installer.exceptions import InstallerError
-    from installer.sources import WheelFile
-
     with environment_lock(env.prefix, notice=notice) if lock else contextlib.nullcontext():
         notes = recover(env.prefix)
         numbers = itertools.count()
-        txn = Transaction(env.prefix)
+        txn = Transaction(env.prefix, link_mode=link_mode)
         try:
+            # final path -> staged file, and final path -> (cached file, executable); a later
+            # wheel's file replaces an earlier one's at the same path
             placed: dict[str, str] = {}
+            linked: dict[str, tuple[str, bool]] = {}
             for wheel in wheels:
                 scheme = {**env.scheme, "headers": _headers_scheme(env, wheel.name)}
-                destination = StagingDestination(
-                    scheme,
-                    prefix=env.prefix,
-                    stage_root=txn.stage_root,
-                    interpreter=env.python,
-                    compile_bytecode=compile_bytecode,
-                    numbers=numbers,
-                    link_mode=link_mode,
-                )
                 extra = {"INSTALLER": INSTALLER_NAME}
                 if wheel.requested:
                     extra["REQUESTED"] = b""
                 if wheel.direct_url is not None:
                     extra["direct_url.json"] = json.dumps(wheel.direct_url).encode()
                 try:
-                    if unpacked is not None and wheel.sha256 is not None:
-                        install(unpacked.get(wheel.path, wheel.sha256), destination, extra)
-                    else:
-                        with WheelFile.open(wheel.path) as source:
-                            source.validate_record(validate_contents=True)
-                            install(source, destination, extra)
+                    if unpacked is not None and wheel.sha256 is not None and not compile_bytecode:
+                        plan = plan_cached_wheel(
+                            unpacked.get(wheel.path, wheel.sha256),
+                            scheme,
+                            interpreter=env.python,
+                            extra_metadata=extra,
+                        )
+                        for final, source, executable in plan.links:
+                            placed.pop(final, None)
+                            linked[final] = (source, executable)
+                        for final, content, executable in plan.written:
+                            linked.pop(final, None)
+                            placed[final] = txn.stage_bytes(content, executable=executable)
+                        continue
+                    staged = _stage_with_installer(
+                        env,
+                        wheel,
+                        scheme,
+                        txn,
+                        extra,
+                        compile_bytecode,
+                        numbers,
+                        unpacked,
+                        link_mode,
+                    )
                 except UnpackError as exc:
                     raise InstallError(f"{exc}. Nothing was changed in {env.prefix}.") from exc
-                except (InstallerError, ValueError, OSError, KeyError) as exc:
+                except (LinkPlanError, ValueError, OSError, KeyError) as exc:
                     raise InstallError(
                         f"cannot install {wheel.path.name}: {exc}. Nothing was changed in "
                         f"{env.prefix}."
                     ) from exc
-                placed.update(destination.placed)
+                for final, path in staged.items():
+                    linked.pop(final, None)
+                    placed[final] = path
             installed = env.installed()
             removed_names: list[str] = []
             removed: set[str] = set()
@@ -142,9 +155,50 @@ def install_wheels(
                 if old is not None:
                     removed.update(str(path) for path in owned_files(old, env.prefix))
                     removed_names.append(f"{old.metadata['Name']} {old.version}")
-            txn.plan(placed, removed)
+            txn.plan(placed, removed, linked)
         except BaseException:
             txn.abandon()
             raise
         txn.commit(hook=commit_hook)
     return InstallResult(list(wheels), removed_names, notes)
+
+
+def _stage_with_installer(
+    env: TargetEnvironment,
+    wheel: WheelToInstall,
+    scheme: dict[str, str],
+    txn: Transaction,
+    extra: dict[str, bytes],
+    compile_bytecode: bool,
+    numbers: itertools.count[int],
+    unpacked: UnpackedCache | None,
+    link_mode: str,
+) -> dict[str, str]:
+    """The general path: the PyPA ``installer`` library writes the wheel into staging."""
+    from installer import install
+    from installer.exceptions import InstallerError
+    from installer.sources import WheelFile
+
+    from fitwheel.install.staging import StagingDestination, UnpackedWheelSource
+
+    destination = StagingDestination(
+        scheme,
+        prefix=env.prefix,
+        stage_root=txn.stage_root,
+        interpreter=env.python,
+        compile_bytecode=compile_bytecode,
+        numbers=numbers,
+        link_mode=link_mode,
+    )
+    try:
+        if unpacked is not None and wheel.sha256 is not None:
+            install(UnpackedWheelSource(unpacked.get(wheel.path, wheel.sha256)), destination, extra)
+        else:
+            with WheelFile.open(wheel.path) as source:
+                source.validate_record(validate_contents=True)
+                install(source, destination, extra)
+    except InstallerError as exc:
+        raise InstallError(
+            f"cannot install {wheel.path.name}: {exc}. Nothing was changed in {env.prefix}."
+        ) from exc
+    return destination.placed

@@ -5,6 +5,10 @@ filesystem). Files are numbered in small buckets rather than laid out as the fin
 staging creates few folders; each staged file remembers the final path it will take. Nothing
 outside the staging folder is touched here. Byte-compilation, when asked for, also happens in
 staging, by the target interpreter, with the final paths embedded.
+
+This is the general path: wheels given by path, and byte-compiled installs.
+:class:`UnpackedWheelSource` feeds it from the unpacked-wheel cache; its members are
+:class:`CachedMember` streams, which the destination links or copies by path instead of reading.
 """
 
 from __future__ import annotations
@@ -17,15 +21,16 @@ import shutil
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, cast
 
 from installer.destinations import WheelDestination
-from installer.records import Hash, RecordEntry
+from installer.records import Hash, RecordEntry, parse_record_file
 from installer.scripts import Script
+from installer.sources import WheelContentElement, WheelSource
 from installer.utils import Scheme, construct_record_file, copyfileobj_with_hashing, fix_shebang
 
 from fitwheel.errors import FitwheelError
-from fitwheel.install.unpacked import CachedMember
+from fitwheel.install.unpacked import UnpackedWheel
 
 _COMPILE = r"""
 import json, py_compile, sys, importlib.util
@@ -46,6 +51,82 @@ _BUCKET = 128
 
 class UnsafeWheelError(FitwheelError):
     pass
+
+
+class CachedMember(io.RawIOBase):
+    """A member of an unpacked wheel: its path, RECORD hash and size, and a stream that opens the
+    file only if someone reads it (the destination usually copies or links it by path)."""
+
+    def __init__(self, path: str, digest: str, size: int) -> None:
+        super().__init__()
+        self.cached_path = path
+        self.digest = digest
+        self.size = size
+        self._file: io.BufferedReader | None = None
+
+    def _open(self) -> io.BufferedReader:
+        if self._file is None:
+            self._file = open(self.cached_path, "rb")  # noqa: SIM115 - closed in close()
+        return self._file
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._open().seek(offset, whence)
+
+    def readinto(self, buffer: Any) -> int:
+        return self._open().readinto(buffer)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        super().close()
+
+
+class UnpackedWheelSource(WheelSource):
+    """A :class:`installer.sources.WheelSource` over an unpacked wheel in the cache."""
+
+    def __init__(self, unpacked: UnpackedWheel) -> None:
+        manifest = unpacked.manifest
+        super().__init__(manifest["distribution"], manifest["wheel_version"])
+        self.folder = unpacked.folder
+        self.manifest = manifest
+
+    @property
+    def dist_info_dir(self) -> str:
+        return str(self.manifest["dist_info_dir"])
+
+    @property
+    def data_dir(self) -> str:
+        return str(self.manifest["data_dir"])
+
+    @property
+    def dist_info_filenames(self) -> list[str]:
+        prefix = self.dist_info_dir + "/"
+        return [
+            name[len(prefix) :]
+            for name, *_ in self.manifest["members"]
+            if name.startswith(prefix) and "/" not in name[len(prefix) :]
+        ]
+
+    def read_dist_info(self, filename: str) -> str:
+        return (self.folder / "files" / self.dist_info_dir / filename).read_text(encoding="utf-8")
+
+    def validate_record(self, *, validate_contents: bool = True) -> None:
+        """Checked when the wheel was unpacked."""
+
+    def get_contents(self) -> Iterator[WheelContentElement]:
+        records = {r[0]: r for r in parse_record_file(self.read_dist_info("RECORD").splitlines())}
+        base = str(self.folder / "files")
+        for name, executable, digest, size in self.manifest["members"]:
+            stream = CachedMember(os.path.join(base, name), digest, size)
+            with stream:
+                yield (records.get(name, (name, "", "")), cast(BinaryIO, stream), bool(executable))
 
 
 class StagingDestination(WheelDestination):
@@ -109,7 +190,8 @@ class StagingDestination(WheelDestination):
 
     def _place_cached(self, member: CachedMember, staged: str, is_executable: bool) -> None:
         source = member.cached_path
-        if self.link_mode == "hardlink":
+        # a link shares the cached file's mode, so a file to make executable is copied
+        if self.link_mode == "hardlink" and not (is_executable and not os.access(source, os.X_OK)):
             try:
                 os.link(source, staged)
                 return
@@ -124,8 +206,9 @@ class StagingDestination(WheelDestination):
     ) -> RecordEntry:
         path_ = os.fspath(path)
         if scheme == "scripts":
+            # a script is made executable whatever the archive says, as pip does
             with fix_shebang(stream, self.interpreter) as fixed:
-                return self._write(scheme, path_, fixed, is_executable)
+                return self._write(scheme, path_, fixed, is_executable=True)
         return self._write(scheme, path_, stream, is_executable)
 
     def write_script(

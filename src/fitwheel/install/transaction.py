@@ -1,18 +1,21 @@
 """All-or-nothing changes to an environment: a lock, a journal, renames, and recovery.
 
 A transaction owns a folder ``{prefix}/.fitwheel/txn-{id}/`` holding the staged files (``stage``),
-the files it displaces (``backup``) and ``journal.json``. Committing is:
+the files it displaces (``backup``) and ``journal.json``. Files come either staged (written into
+``stage``, moved into place by a rename) or linked (a file of the unpacked-wheel cache, hard-linked
+or copied into place). Committing is:
 
 1. write the journal (every planned move) atomically; state ``prepared``;
 2. move every existing path it replaces or removes into ``backup`` (a rename);
-3. move every staged file into place (a rename);
+3. create the new folders, move every staged file into place and link every linked one;
 4. mark the journal ``committed``, then delete the folder.
 
-Each step is a rename, so after a crash at any point the journal tells what to undo: while it says
-``prepared``, :func:`recover` puts every backup back and removes every file that was placed; once it
-says ``committed`` the new state stands and only the folder is removed. A transaction folder
-without a journal never touched the environment and is simply deleted. The lock (``flock`` on
-``{prefix}/.fitwheel/lock``) serialises fitwheel processes on one environment.
+After a crash at any point the journal tells what to undo: while it says ``prepared``,
+:func:`recover` puts every backup back and removes every file that was placed (a planned path that
+had no backup did not exist before, and the lock kept everyone else out, so whatever is there now
+is ours); once it says ``committed`` the new state stands and only the folder is removed. A
+transaction folder without a journal never touched the environment and is simply deleted. The
+lock (``flock`` on ``{prefix}/.fitwheel/lock``) serialises fitwheel processes on one environment.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from fitwheel.errors import FitwheelError
 
 STATE_DIR = ".fitwheel"
 JOURNAL = "journal.json"
+COMMITTED = "committed"
 
 
 class TransactionError(FitwheelError):
@@ -72,25 +76,19 @@ def environment_lock(prefix: Path, *, notice: TextIO | None = None) -> Iterator[
         handle.close()
 
 
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
+# The journal and the commit mark guard against a killed process, whose writes the kernel still
+# completes: a rename makes each appear whole. They are not flushed to the disk, and neither are
+# the installed files (as with pip and uv): after a power cut the file system's own journal decides.
 def _write_journal(folder: Path, data: dict[str, Any]) -> None:
     tmp = folder / (JOURNAL + ".tmp")
     # json.dumps, not json.dump: only the former uses the C encoder (a journal lists every file)
-    text = json.dumps(data, separators=(",", ":"))
-    with tmp.open("w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
+    tmp.write_text(json.dumps(data, separators=(",", ":")))
     os.replace(tmp, folder / JOURNAL)
-    _fsync_dir(folder)
+
+
+def _mark_committed(folder: Path) -> None:
+    """The commit point: a file of its own, so the (long) journal is written only once."""
+    (folder / COMMITTED).touch()
 
 
 def _move(src: str | Path, dst: str | Path, *, parents: bool = True) -> None:
@@ -122,12 +120,23 @@ class Operation:
         return [self.final, self.backup, self.staged]
 
 
+#: ``(final, backup, source, executable)``: ``final`` becomes a hard link to (or a copy of)
+#: ``source``; its old content, when it had one, goes to ``backup`` first. A plain tuple: a wheel
+#: may have tens of thousands of files.
+Linked = tuple[str, "str | None", str, bool]
+
+
 @dataclass
 class Transaction:
     prefix: Path
+    #: "hardlink" (falling back to a copy across filesystems) or "copy"
+    link_mode: str = "hardlink"
     folder: Path = field(init=False)
     operations: list[Operation] = field(default_factory=list)
+    linked: list[Linked] = field(default_factory=list)
     created_dirs: list[str] = field(default_factory=list)
+    _journal_linked: list[tuple[str, str | None]] = field(default_factory=list, init=False)
+    _written: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         self.folder = state_dir(self.prefix) / f"txn-{uuid.uuid4().hex[:12]}"
@@ -137,32 +146,75 @@ class Transaction:
     def stage_root(self) -> Path:
         return self.folder / "stage"
 
-    def plan(self, placed: Mapping[str, str], removed: Iterable[str]) -> None:
-        """Files to put in place (final path -> staged path) and files to remove."""
+    def stage_bytes(self, content: bytes, *, executable: bool = False) -> str:
+        """Write ``content`` to a new file in the staging folder; returns its path."""
+        self._written += 1
+        folder = self.folder / "stage" / "written"
+        if self._written == 1:
+            folder.mkdir()
+        path = os.path.join(folder, str(self._written))
+        with open(path, "wb") as handle:
+            handle.write(content)
+        if executable:
+            os.chmod(path, 0o755)
+        return path
+
+    def plan(
+        self,
+        placed: Mapping[str, str],
+        removed: Iterable[str],
+        linked: Mapping[str, tuple[str, bool]] | None = None,
+    ) -> None:
+        """Files to put in place (final path -> staged path), files to link (final path ->
+        (cached file, executable)) and files to remove."""
+        linked = linked or {}
         backup_root = os.path.join(str(self.folder), "backup")
         count = 0
         ops: list[Operation] = []
-        for final in sorted(set(removed) - placed.keys()):
+        for final in sorted(set(removed) - placed.keys() - linked.keys()):
             if _exists(final) and not os.path.isdir(final):
                 count += 1
                 ops.append(Operation(final, os.path.join(backup_root, str(count)), None))
-        dirs: set[str] = set()
-        known: set[str] = set()
+        # Whether each parent folder exists, asked once: a file in a folder this transaction
+        # creates cannot exist yet, so most files of a new package cost no system call here.
+        is_dir: dict[str, bool] = {}
+
+        def parent_exists(parent: str) -> bool:
+            known = is_dir.get(parent)
+            if known is None:
+                known = is_dir[parent] = os.path.isdir(parent)
+            return known
+
+        def backup_for(final: str) -> str | None:
+            nonlocal count
+            if not parent_exists(os.path.dirname(final)) or not _exists(final):
+                return None
+            if os.path.isdir(final) and not os.path.islink(final):
+                raise TransactionError(f"cannot install a file over the folder {final}.")
+            count += 1
+            return os.path.join(backup_root, str(count))
+
         for final, staged in sorted(placed.items()):
-            backup = None
-            if _exists(final):
-                if os.path.isdir(final) and not os.path.islink(final):
-                    raise TransactionError(f"cannot install a file over the folder {final}.")
-                count += 1
-                backup = os.path.join(backup_root, str(count))
-            ops.append(Operation(final, backup, staged))
-            parent = os.path.dirname(final)
-            while parent not in known and parent not in dirs and not os.path.isdir(parent):
-                dirs.add(parent)
-                parent = os.path.dirname(parent)
-            known.add(os.path.dirname(final))
+            ops.append(Operation(final, backup_for(final), staged))
+        items: list[Linked] = []
+        # only links into folders that exist already need a journal line: the folders this
+        # transaction creates are removed whole on rollback
+        self._journal_linked = journal_linked = []
+        sep = os.sep
+        for final, (source, executable) in linked.items():
+            parent = final.rpartition(sep)[0]
+            exists = is_dir.get(parent)
+            if exists is None:
+                exists = is_dir[parent] = os.path.isdir(parent)
+            if exists:
+                backup = backup_for(final)
+                items.append((final, backup, source, executable))
+                journal_linked.append((final, backup))
+            else:
+                items.append((final, None, source, executable))
+        self.linked = items
         self.operations = ops
-        self.created_dirs = sorted(dirs, key=len)
+        self.created_dirs = _missing_dirs(is_dir)
         if count:
             os.makedirs(backup_root, exist_ok=True)
 
@@ -174,6 +226,8 @@ class Transaction:
         journal = {
             "state": "prepared",
             "operations": [op.to_json() for op in self.operations],
+            # the cached source is not needed to undo a link, only the paths
+            "linked": self._journal_linked,
             "created_dirs": self.created_dirs,
         }
         _write_journal(self.folder, journal)
@@ -184,6 +238,11 @@ class Transaction:
                     _move(op.final, op.backup)
                 if hook is not None:
                     hook(op)
+            for final, backup, _source, _executable in self.linked:
+                if backup is not None:
+                    _move(final, backup)
+                    if hook is not None:
+                        hook(Operation(final, backup, None))
             made: set[str] = set()
             for op in self.operations:
                 if op.staged is not None:
@@ -194,7 +253,8 @@ class Transaction:
                     _move(op.staged, op.final, parents=False)
                 if hook is not None:
                     hook(op)
-            _write_journal(self.folder, {**journal, "state": "committed"})
+            _place_all(self.linked, self.link_mode, hook)
+            _mark_committed(self.folder)
             if hook is not None:
                 hook(None)
         except BaseException:
@@ -202,11 +262,93 @@ class Transaction:
             raise
         finally:
             _restore_signals(previous)
-        _finish(self.folder)
+        _finish(self.folder, [op.final for op in self.operations if op.staged is None])
 
     def abandon(self) -> None:
         """Drop a transaction that never started committing."""
         _discard(self.folder)
+
+
+def _missing_dirs(is_dir: Mapping[str, bool]) -> list[str]:
+    """Every folder the plan's files need that does not exist yet, parents first."""
+    missing: set[str] = set()
+    for folder, exists in is_dir.items():
+        while not exists and folder not in missing:
+            missing.add(folder)
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            known = is_dir.get(parent)
+            exists = os.path.isdir(parent) if known is None else known
+            folder = parent
+    return sorted(missing, key=len)
+
+
+#: below this many files one thread places them all; above, several share the work (links and
+#: folder creation wait on the file system, not on Python, and spread over cores)
+_THREADED_FILES = 2000
+
+
+def _place_all(items: list[Linked], link_mode: str, hook: Any) -> None:
+    """Link (or copy) every item into place, creating its folder first."""
+    workers = min(4, os.cpu_count() or 1)
+    if hook is not None or workers < 2 or len(items) < _THREADED_FILES:
+        _place_some(items, link_mode, hook)
+        return
+    import threading
+
+    failures: list[BaseException] = []
+
+    def work(chunk: list[Linked]) -> None:
+        try:
+            _place_some(chunk, link_mode, None)
+        except BaseException as exc:  # re-raised below, in the committing thread
+            failures.append(exc)
+
+    # contiguous slices: a wheel lists each folder's files together, so threads rarely share one
+    size = -(-len(items) // workers)
+    threads = [
+        threading.Thread(target=work, args=(items[i : i + size],), daemon=True)
+        for i in range(0, len(items), size)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+
+
+def _place_some(items: list[Linked], link_mode: str, hook: Any) -> None:
+    """Once a link fails for a reason other than an existing file (another filesystem, links
+    not allowed there), the rest are copied."""
+    try_link = link_mode == "hardlink"
+    link = os.link
+    made: set[str] = set()
+    sep = os.sep
+    for final, backup, source, executable in items:
+        parent = final.rpartition(sep)[0]
+        if parent not in made:
+            os.makedirs(parent, exist_ok=True)
+            made.add(parent)
+        if try_link:
+            try:
+                link(source, final)
+            except FileExistsError:
+                raise
+            except OSError:
+                try_link = False
+                _copy(source, final, executable)
+        else:
+            _copy(source, final, executable)
+        if hook is not None:
+            hook(Operation(final, backup, source))
+
+
+def _copy(source: str, final: str, executable: bool) -> None:
+    shutil.copyfile(source, final)
+    if executable:
+        os.chmod(final, 0o755)
 
 
 def _discard(folder: Path) -> None:
@@ -237,23 +379,32 @@ def _journal(folder: Path) -> dict[str, Any]:
         data = json.loads((folder / JOURNAL).read_text())
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    if (folder / COMMITTED).exists():
+        data["state"] = "committed"
+    return data
 
 
-def _finish(folder: Path) -> None:
-    removed = [
-        Path(final)
-        for final, _b, staged in _journal(folder).get("operations", [])
-        if staged is None
-    ]
+def _finish(folder: Path, removed: list[str] | None = None) -> None:
+    if removed is None:
+        removed = [
+            final for final, _b, staged in _journal(folder).get("operations", []) if staged is None
+        ]
     _discard(folder)
-    _prune_empty_parents(removed)
+    _prune_empty_parents([Path(final) for final in removed])
 
 
 def rollback(folder: Path) -> None:
     """Undo a ``prepared`` transaction (idempotent: safe to repeat after a crash)."""
     data = _journal(folder)
     if data.get("state") == "prepared":
+        for final_s, backup_s in reversed(data.get("linked", [])):
+            if backup_s is not None:
+                if _exists(backup_s):
+                    _move(backup_s, final_s)
+            elif _exists(final_s):
+                os.unlink(final_s)
         for final_s, backup_s, staged_s in reversed(data["operations"]):
             final = Path(final_s)
             if backup_s is not None:
@@ -261,16 +412,11 @@ def rollback(folder: Path) -> None:
                     _move(Path(backup_s), final)
             elif staged_s is not None and not _exists(Path(staged_s)) and _exists(final):
                 final.unlink()
-        for created in sorted(data.get("created_dirs", []), key=len, reverse=True):
-            with contextlib.suppress(OSError):
-                _remove_empty_tree(Path(created))
+        # a folder that did not exist when the transaction was planned holds only what it
+        # placed there (the lock kept everyone else out): it goes whole, parents first
+        for created in sorted(data.get("created_dirs", []), key=len):
+            shutil.rmtree(created, ignore_errors=True)
     _discard(folder)
-
-
-def _remove_empty_tree(folder: Path) -> None:
-    for dirpath, _dirnames, _files in os.walk(folder, topdown=False):
-        with contextlib.suppress(OSError):
-            os.rmdir(dirpath)
 
 
 def recover(prefix: Path) -> list[str]:

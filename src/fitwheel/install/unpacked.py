@@ -1,18 +1,23 @@
-"""A cache of unpacked wheels, so that installing a wheel again copies (or links) files instead of
-inflating the archive.
+"""A cache of unpacked wheels, so that installing a wheel again links (or copies) files instead
+of inflating the archive.
 
 Each wheel (by sha256) is unpacked once into ``{root}/{sha[:2]}/{sha}/`` after its RECORD was
-checked against the content, with a manifest of every member (executable bit, RECORD hash, size).
-:class:`UnpackedWheelSource` then feeds the PyPA ``installer`` library from that folder; the
-streams it yields are :class:`CachedMember` objects, which :class:`StagingDestination` copies with
-the operating system's fast path or hard-links (``link_mode="hardlink"``) instead of reading.
+checked against the content, with a manifest of every member (``[name, executable, sha256,
+size]``, the hash in RECORD's urlsafe base64). Later runs trust the entry, as a content-addressed
+cache may; :class:`UnpackedCache` with ``verify=True`` (``install --force-reinstall``) checks
+every file's size first, which catches a file edited in place through a hard link, and unpacks
+the wheel afresh when one differs.
+:mod:`fitwheel.install.linked` turns that manifest into an install plan whose files the
+transaction hard-links (or copies) into place.
+
+Only unpacking needs ``zipfile``, the inflater and the PyPA ``installer`` library's RECORD
+parser; they are imported then, so that installing from the cache starts fast.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -20,68 +25,32 @@ import stat
 import struct
 import threading
 import uuid
-import zipfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, cast
-
-from installer.records import RecordEntry, parse_record_file
-from installer.sources import WheelContentElement, WheelFile, WheelSource
+from typing import TYPE_CHECKING, Any
 
 from fitwheel.errors import FitwheelError
 from fitwheel.install.precreate import Precreator
 
-_inflate: Any
-try:
-    # ISA-L inflates about twice as fast as zlib; the output is the same
-    from isal import isal_zlib as _inflate  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - the optional accelerator is missing
-    _inflate = zlib
-_INFLATE_ERRORS = (zlib.error, _inflate.error)
+if TYPE_CHECKING:
+    import zipfile
 
 MANIFEST = "fitwheel-unpacked.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
+
+
+def _inflater() -> Any:
+    try:
+        # ISA-L inflates about twice as fast as zlib; the output is the same
+        from isal import isal_zlib  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:  # pragma: no cover - the optional accelerator is missing
+        return zlib
+    return isal_zlib
 
 
 class UnpackError(FitwheelError):
     pass
-
-
-class CachedMember(io.RawIOBase):
-    """A member of an unpacked wheel: its path, RECORD hash and size, and a stream that opens the
-    file only if someone reads it (the destination usually copies or links it by path)."""
-
-    def __init__(self, path: str, digest: str, size: int) -> None:
-        super().__init__()
-        self.cached_path = path
-        self.digest = digest
-        self.size = size
-        self._file: io.BufferedReader | None = None
-
-    def _open(self) -> io.BufferedReader:
-        if self._file is None:
-            self._file = open(self.cached_path, "rb")  # noqa: SIM115 - closed in close()
-        return self._file
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self._open().seek(offset, whence)
-
-    def readinto(self, buffer: Any) -> int:
-        return self._open().readinto(buffer)
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        super().close()
 
 
 def _b64(digest: bytes) -> str:
@@ -103,15 +72,25 @@ def _workers() -> int:
     return max(2, min(4, os.cpu_count() or 1))
 
 
-@dataclass
 class _Member:
-    index: int
-    info: zipfile.ZipInfo
-    target: str
-    algorithm: str
-    #: the RECORD digest (urlsafe base64) and size to match; None for RECORD itself
-    expected: tuple[str, int | None] | None
-    executable: bool
+    __slots__ = ("algorithm", "executable", "expected", "index", "info", "target")
+
+    def __init__(
+        self,
+        index: int,
+        info: zipfile.ZipInfo,
+        target: str,
+        algorithm: str,
+        expected: tuple[str, int | None] | None,
+        executable: bool,
+    ) -> None:
+        self.index = index
+        self.info = info
+        self.target = target
+        self.algorithm = algorithm
+        #: the RECORD digest (urlsafe base64) and size to match; None for RECORD itself
+        self.expected = expected
+        self.executable = executable
 
 
 def _data_offset(fd: int, info: zipfile.ZipInfo, wheel: str) -> int:
@@ -137,6 +116,8 @@ def _chunks(fd: int, offset: int, size: int, wheel: str, name: str) -> Iterator[
 
 def _contents(fd: int, info: zipfile.ZipInfo, wheel: str) -> Iterator[bytes]:
     """The inflated bytes of a member, in pieces (read with ``pread``: threads share ``fd``)."""
+    import zipfile
+
     offset = _data_offset(fd, info, wheel)
     if info.compress_type == zipfile.ZIP_STORED:
         yield from _chunks(fd, offset, info.compress_size, wheel, info.filename)
@@ -146,14 +127,16 @@ def _contents(fd: int, info: zipfile.ZipInfo, wheel: str) -> Iterator[bytes]:
             f"{wheel}: {info.filename} uses zip compression method {info.compress_type}; "
             "wheels use deflate or no compression."
         )
+    inflate = _inflater()
+    errors = (zlib.error, inflate.error)
     if info.file_size <= _WHOLE:
         raw = b"".join(_chunks(fd, offset, info.compress_size, wheel, info.filename))
         try:
-            yield _inflate.decompress(raw, -15, max(info.file_size, 1))
-        except _INFLATE_ERRORS as exc:
+            yield inflate.decompress(raw, -15, max(info.file_size, 1))
+        except errors as exc:
             raise UnpackError(f"{wheel} is damaged ({info.filename}: {exc}).") from exc
         return
-    inflater = _inflate.decompressobj(-15)
+    inflater = inflate.decompressobj(-15)
     try:
         for raw in _chunks(fd, offset, info.compress_size, wheel, info.filename):
             pending = raw
@@ -161,7 +144,7 @@ def _contents(fd: int, info: zipfile.ZipInfo, wheel: str) -> Iterator[bytes]:
                 yield inflater.decompress(pending, _CHUNK)
                 pending = inflater.unconsumed_tail
         yield inflater.flush()
-    except _INFLATE_ERRORS as exc:
+    except errors as exc:
         raise UnpackError(f"{wheel} is damaged ({info.filename}: {exc}).") from exc
 
 
@@ -246,6 +229,11 @@ def _extract_all(wheel: Path, members: list[_Member]) -> list[str]:
 def _unpack(wheel: Path, folder: Path) -> dict[str, Any]:
     """Extract ``wheel`` into ``folder``, checking every member against RECORD on the way (one
     pass over the content)."""
+    import zipfile
+
+    from installer.records import RecordEntry, parse_record_file
+    from installer.sources import WheelFile
+
     with zipfile.ZipFile(wheel) as archive:
         source = WheelFile(archive)
         try:
@@ -300,15 +288,18 @@ def _unpack(wheel: Path, folder: Path) -> dict[str, Any]:
         os.makedirs(parent, exist_ok=True)
     digests = _extract_all(wheel, members)
     manifest["members"] = [
-        {"name": m.info.filename, "exec": m.executable, "hash": h, "size": m.info.file_size}
+        [m.info.filename, m.executable, h, m.info.file_size]
         for m, h in zip(members, digests, strict=True)
     ]
     return manifest
 
 
 class UnpackedCache:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, verify: bool = False) -> None:
         self.root = root
+        self.verify = verify
+        # one process often asks twice (unpack after download, then install): load once
+        self._loaded: dict[str, UnpackedWheel] = {}
 
     def folder(self, sha256: str) -> Path:
         return self.root / sha256[:2] / sha256
@@ -323,11 +314,14 @@ class UnpackedCache:
         tmp.mkdir(parents=True)
         return Precreator(tmp)
 
-    def get(
-        self, wheel: Path, sha256: str, prepared: Precreator | None = None
-    ) -> UnpackedWheelSource:
+    def get(self, wheel: Path, sha256: str, prepared: Precreator | None = None) -> UnpackedWheel:
         """The unpacked form of ``wheel`` (whose content hash is ``sha256``), unpacking it once
         (into ``prepared``'s folder when given)."""
+        known = self._loaded.get(sha256)
+        if known is not None:
+            if prepared is not None:
+                prepared.discard()
+            return known
         folder = self.folder(sha256)
         manifest = self._load(folder)
         if prepared is not None and (manifest is not None or prepared.tainted):
@@ -357,37 +351,45 @@ class UnpackedCache:
                         raise
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-        return UnpackedWheelSource(folder, manifest)
+        unpacked = self._loaded[sha256] = UnpackedWheel(folder, manifest)
+        return unpacked
 
-    @staticmethod
-    def _load(folder: Path) -> dict[str, Any] | None:
+    def _load(self, folder: Path) -> dict[str, Any] | None:
         try:
             data = json.loads((folder / MANIFEST).read_text())
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
             return None
-        base = os.path.join(folder, "files")
-        stat_size = os.stat
-        join = os.path.join
-        for member in data["members"]:
-            # a cheap integrity check: a file changed in place (say, through a hard link from an
-            # environment) usually changes size
+        if not isinstance(data.get("members"), list):
+            return None
+        if self.verify:
+            base = os.path.join(folder, "files") + os.sep
+            stat_of = os.stat
             try:
-                if stat_size(join(base, member["name"])).st_size != member["size"]:
-                    return None
-            except OSError:
+                for name, _executable, _digest, size in data["members"]:
+                    # a file changed in place (through a hard link from an environment)
+                    # usually changes size
+                    if stat_of(base + name).st_size != size:
+                        return None
+            except (OSError, ValueError, TypeError):
                 return None
         return data
 
 
-class UnpackedWheelSource(WheelSource):
-    """A :class:`installer.sources.WheelSource` over an unpacked wheel in the cache."""
+class UnpackedWheel:
+    """A wheel unpacked in the cache: ``folder / "files"`` holds its members, ``manifest`` lists
+    them (name, executable bit, sha256 in RECORD's urlsafe base64, size)."""
+
+    __slots__ = ("folder", "manifest")
 
     def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
-        super().__init__(manifest["distribution"], manifest["wheel_version"])
         self.folder = folder
         self.manifest = manifest
+
+    @property
+    def distribution(self) -> str:
+        return str(self.manifest["distribution"])
 
     @property
     def dist_info_dir(self) -> str:
@@ -397,30 +399,5 @@ class UnpackedWheelSource(WheelSource):
     def data_dir(self) -> str:
         return str(self.manifest["data_dir"])
 
-    @property
-    def dist_info_filenames(self) -> list[str]:
-        prefix = self.dist_info_dir + "/"
-        return [
-            m["name"][len(prefix) :]
-            for m in self.manifest["members"]
-            if m["name"].startswith(prefix) and "/" not in m["name"][len(prefix) :]
-        ]
-
     def read_dist_info(self, filename: str) -> str:
         return (self.folder / "files" / self.dist_info_dir / filename).read_text(encoding="utf-8")
-
-    def validate_record(self, *, validate_contents: bool = True) -> None:
-        """Checked when the wheel was unpacked."""
-
-    def get_contents(self) -> Iterator[WheelContentElement]:
-        records = {r[0]: r for r in parse_record_file(self.read_dist_info("RECORD").splitlines())}
-        base = str(self.folder / "files")
-        for member in self.manifest["members"]:
-            name = member["name"]
-            stream = CachedMember(os.path.join(base, name), member["hash"], member["size"])
-            with stream:
-                yield (
-                    records.get(name, (name, "", "")),
-                    cast(BinaryIO, stream),
-                    bool(member["exec"]),
-                )

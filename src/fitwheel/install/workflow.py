@@ -322,7 +322,7 @@ def _resolve_and_install(
                     )
                 hashes[algo] = digests
         items.append(DownloadItem(p.candidate.link.filename, p.candidate.link.url, hashes))
-    unpacked = UnpackedCache(cache_root / "unpacked")
+    unpacked = UnpackedCache(cache_root / "unpacked", verify=request.force_reinstall)
 
     def prepare(item: DownloadItem) -> Precreator | None:
         # creating thousands of files is slow on many filesystems: start while downloading

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import email.parser
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -59,6 +60,9 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
     _pool: ThreadPoolExecutor | None = None
     _prefetched: set[str] = field(default_factory=set)
     _requires_python: dict[str, str | None] = field(default_factory=dict)
+    # one fetch of each wheel's metadata, whether a prefetch thread or the resolver asks first
+    _metadata_lock: threading.Lock = field(default_factory=threading.Lock)
+    _metadata_gates: dict[str, threading.Lock] = field(default_factory=dict)
 
     # -- resolvelib interface -------------------------------------------------------------------
     def identify(self, requirement_or_candidate: Requirement | Candidate) -> str:
@@ -228,6 +232,16 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             ) from exc
 
     def _requires(self, candidate: Candidate) -> list[tuple[Requirement, str | None]]:
+        url = candidate.link.url
+        known = self._metadata.get(url)
+        if known is not None:
+            return known
+        with self._metadata_lock:
+            gate = self._metadata_gates.setdefault(url, threading.Lock())
+        with gate:
+            return self._read_requires(candidate)
+
+    def _read_requires(self, candidate: Candidate) -> list[tuple[Requirement, str | None]]:
         url = candidate.link.url
         if url not in self._metadata:
             raw = fetch_metadata(candidate.link, self.session)
