@@ -349,7 +349,7 @@ def test_a_failure_in_threaded_placement_rolls_back(
             raise OSError(errno.ENOSPC, "No space left on device", dst)
         real_link(src, dst)
 
-    def copyfile(src: str, dst: str) -> None:
+    def copyfile(src: str, dst: str, **_kw: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", dst)
 
     monkeypatch.setattr(os, "link", link)

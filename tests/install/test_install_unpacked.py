@@ -158,7 +158,7 @@ def test_every_kind_of_member_is_unpacked_exactly(
         assert (files / name).read_bytes() == body, name
     assert os.access(files / "mixed" / "tool", os.X_OK)
     assert not os.access(files / "mixed" / "m1.py", os.X_OK)
-    members = {m[0]: m for m in source.manifest["members"]}
+    members = {m[0]: m for m in source.members}
     assert members["mixed/big.bin"][2] == _b64_sha256(content["mixed/big.bin"])
     assert members["mixed/big.bin"][3] == len(content["mixed/big.bin"])
     assert members["mixed/tool"][1] is True and members["mixed/m1.py"][1] is False

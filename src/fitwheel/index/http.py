@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import netrc
 import os
 import ssl
 import time
@@ -89,6 +88,10 @@ def _netloc(url: str) -> str:
 
 def _netrc_credentials(host: str, env: Mapping[str, str]) -> tuple[str, str] | None:
     path = env.get("NETRC") or os.path.join(os.path.expanduser("~"), ".netrc")
+    if not os.path.isfile(path):
+        return None
+    import netrc
+
     try:
         entry = netrc.netrc(path).authenticators(host)
     except (OSError, netrc.NetrcParseError):

@@ -11,7 +11,6 @@ import contextlib
 import hashlib
 import os
 import shutil
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ def _claim(part: Path) -> Iterator[tuple[BinaryIO, Path]]:
         pass
     except BlockingIOError:
         handle.close()
-        part = part.with_name(f"{uuid.uuid4().hex}.part")
+        part = part.with_name(f"{os.urandom(16).hex()}.part")
         handle = part.open("w+b")
     try:
         yield handle, part

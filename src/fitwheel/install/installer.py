@@ -22,7 +22,13 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from fitwheel.errors import FitwheelError
 from fitwheel.install.environment import TargetEnvironment
 from fitwheel.install.linked import LinkPlanError, plan_cached_wheel
-from fitwheel.install.transaction import Operation, Transaction, environment_lock, recover
+from fitwheel.install.transaction import (
+    LinkGroup,
+    Operation,
+    Transaction,
+    environment_lock,
+    recover,
+)
 from fitwheel.install.uninstall import owned_files
 from fitwheel.install.unpacked import UnpackedCache, UnpackError
 
@@ -100,10 +106,11 @@ def install_wheels(
         numbers = itertools.count()
         txn = Transaction(env.prefix, link_mode=link_mode)
         try:
-            # final path -> staged file, and final path -> (cached file, executable); a later
-            # wheel's file replaces an earlier one's at the same path
+            # final path -> staged file (a later wheel's replaces an earlier one's), and trees
+            # of cached files to link (where a staged file or a later tree has the same path,
+            # that one wins)
             placed: dict[str, str] = {}
-            linked: dict[str, tuple[str, bool]] = {}
+            groups: list[LinkGroup] = []
             for wheel in wheels:
                 scheme = {**env.scheme, "headers": _headers_scheme(env, wheel.name)}
                 extra = {"INSTALLER": INSTALLER_NAME}
@@ -119,11 +126,8 @@ def install_wheels(
                             interpreter=env.python,
                             extra_metadata=extra,
                         )
-                        for final, source, executable in plan.links:
-                            placed.pop(final, None)
-                            linked[final] = (source, executable)
+                        groups.extend(plan.groups)
                         for final, content, executable in plan.written:
-                            linked.pop(final, None)
                             placed[final] = txn.stage_bytes(content, executable=executable)
                         continue
                     staged = _stage_with_installer(
@@ -144,9 +148,7 @@ def install_wheels(
                         f"cannot install {wheel.path.name}: {exc}. Nothing was changed in "
                         f"{env.prefix}."
                     ) from exc
-                for final, path in staged.items():
-                    linked.pop(final, None)
-                    placed[final] = path
+                placed.update(staged)
             installed = env.installed()
             removed_names: list[str] = []
             removed: set[str] = set()
@@ -155,7 +157,7 @@ def install_wheels(
                 if old is not None:
                     removed.update(str(path) for path in owned_files(old, env.prefix))
                     removed_names.append(f"{old.metadata['Name']} {old.version}")
-            txn.plan(placed, removed, linked)
+            txn.plan(placed, removed, groups)
         except BaseException:
             txn.abandon()
             raise

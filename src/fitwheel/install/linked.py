@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import os
 import re
 from collections.abc import Mapping
 
 from fitwheel.errors import FitwheelError
-from fitwheel.install.unpacked import UnpackedWheel
+from fitwheel.install.transaction import LinkGroup
+from fitwheel.install.unpacked import UnpackedWheel, record_line
 
 #: the install schemes a wheel's ``.data`` folder may name (the wheel format's list)
 SCHEMES = ("purelib", "platlib", "headers", "scripts", "data")
@@ -32,48 +32,25 @@ _ENTRY_POINT = re.compile(
 )
 
 
-# what makes the csv module quote a field (with "\n" as the line end)
-_NEEDS_QUOTING = re.compile(r'[,"\r\n]')
-
-
 class LinkPlanError(FitwheelError):
     pass
 
 
 class CachedWheelPlan:
-    """``links``: (final path, cached file, executable); ``written``: (final path, content,
-    executable); ``skipped``: members left out (byte-code folders shipped inside the wheel)."""
+    """``groups``: trees of cached files to link; ``written``: (final path, content,
+    executable) of the files written instead; ``skipped``: members left out (byte-code folders
+    shipped inside the wheel)."""
 
-    __slots__ = ("links", "skipped", "written")
+    __slots__ = ("groups", "skipped", "written")
 
     def __init__(self) -> None:
-        self.links: list[tuple[str, str, bool]] = []
+        self.groups: list[LinkGroup] = []
         self.written: list[tuple[str, bytes, bool]] = []
         self.skipped: list[str] = []
 
 
 def _digest(content: bytes) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(content).digest()).decode().rstrip("=")
-
-
-def _root_scheme(unpacked: UnpackedWheel) -> str:
-    """``purelib`` or ``platlib``, from the WHEEL file (which must say Wheel-Version 1.x)."""
-    try:
-        text = unpacked.read_dist_info("WHEEL")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LinkPlanError(f"{unpacked.distribution}: cannot read its WHEEL file: {exc}") from exc
-    fields: dict[str, str] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            fields.setdefault(key.strip().lower(), value.strip())
-    version = fields.get("wheel-version", "")
-    if not version.startswith("1."):
-        raise LinkPlanError(
-            f"{unpacked.distribution}: its WHEEL file says Wheel-Version {version or '(none)'}; "
-            "only version 1.x wheels can be installed."
-        )
-    return "purelib" if fields.get("root-is-purelib", "").lower() == "true" else "platlib"
 
 
 def shebang(interpreter: str) -> bytes:
@@ -124,15 +101,10 @@ def entry_point_scripts(text: str, source: str) -> list[tuple[str, str, str]]:
     return scripts
 
 
-def _record(rows: list[tuple[str, str, int | str]]) -> bytes:
-    """RECORD as CSV; the csv module only when some path needs quoting."""
-    if not _NEEDS_QUOTING.search("\0".join(row[0] for row in rows)):
-        return "".join(f"{path},{digest},{size}\n" for path, digest, size in rows).encode()
-    import csv
-
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(rows)
-    return out.getvalue().encode()
+def _parents(path: str) -> list[str]:
+    """The folders above a relative ``/``-separated path, parents first."""
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def plan_cached_wheel(
@@ -142,11 +114,11 @@ def plan_cached_wheel(
     interpreter: str,
     extra_metadata: Mapping[str, bytes],
 ) -> CachedWheelPlan:
-    """Where each file of ``unpacked`` goes under ``scheme`` (the five install folders), with
+    """Where the files of ``unpacked`` go under ``scheme`` (the five install folders), with
     ``extra_metadata`` (INSTALLER, REQUESTED, ...) added to its ``.dist-info``."""
     plan = CachedWheelPlan()
     manifest = unpacked.manifest
-    root = _root_scheme(unpacked)
+    root = "purelib" if manifest["root_is_purelib"] else "platlib"
     bases = {name: os.path.abspath(folder) for name, folder in scheme.items()}
     missing = [name for name in SCHEMES if name not in bases]
     if missing:
@@ -158,57 +130,69 @@ def plan_cached_wheel(
         for name, base in bases.items()
     }
     dist_info = unpacked.dist_info_dir
-    data_prefix = unpacked.data_dir + "/"
-    record_path = dist_info + "/RECORD"
     files = os.path.join(unpacked.folder, "files") + os.sep
-    rows: list[tuple[str, str, int | str]] = []
-    add_row = rows.append
-    link = plan.links.append
-    root_dir = root_base + os.sep
-    slash = os.sep != "/"
-    for name, executable, digest, size in manifest["members"]:
-        if name == record_path:
-            continue
-        if "__pycache__/" in name and "__pycache__" in name.split("/")[:-1]:
-            # byte-code shipped in a wheel is stale or hostile; Python writes its own
-            plan.skipped.append(name)
-            continue
-        local = name.replace("/", os.sep) if slash else name
-        if not name.startswith(data_prefix):
-            link((root_dir + local, files + local, executable))
-            add_row((name, "sha256=" + digest, size))
-            continue
+    plan.skipped = list(manifest["skipped"])
+    root_files = manifest["root_files"]
+    root_dirs = manifest["root_dirs"]
+    plan.groups.append(
+        LinkGroup(
+            root_base + os.sep,
+            files,
+            root_files.split("\n") if root_files else [],
+            root_dirs.split("\n") if root_dirs else [],
+        )
+    )
+    record = [manifest["root_record"]]
+    data_prefix = unpacked.data_dir + "/"
+    by_scheme: dict[str, LinkGroup] = {}
+    for name, _executable, digest, size in manifest["data_members"]:
         target, _, sub = name[len(data_prefix) :].partition("/")
         if target not in SCHEMES or not sub:
             raise LinkPlanError(
                 f"{unpacked.distribution}: {name} is not inside one of the .data folders "
                 f"{', '.join(SCHEMES)}."
             )
-        final = os.path.join(bases[target], sub.replace("/", os.sep) if slash else sub)
         if target == "scripts":
             # written, not linked: a script is made executable whatever the archive says (as
             # pip does), and a '#!python' line names the target interpreter
-            with open(files + local, "rb") as handle:
+            with open(files + name, "rb") as handle:
                 content = handle.read()
             if content.startswith(b"#!python"):
                 _first, _nl, rest = content.partition(b"\n")
                 content = shebang(interpreter) + rest
-            plan.written.append((final, content, True))
-            add_row((prefixes[target] + sub, "sha256=" + _digest(content), len(content)))
+            plan.written.append((os.path.join(bases[target], sub), content, True))
+            record.append(
+                record_line(prefixes[target] + sub, "sha256=" + _digest(content), len(content))
+            )
             continue
-        link((final, files + local, executable))
-        add_row((prefixes[target] + sub, "sha256=" + digest, size))
-    entry_points = files + dist_info + os.sep + "entry_points.txt"
+        group = by_scheme.get(target)
+        if group is None:
+            group = by_scheme[target] = LinkGroup(
+                bases[target] + os.sep, f"{files}{data_prefix}{target}/", [], []
+            )
+            plan.groups.append(group)
+        group.names.append(sub)
+        group.dirs.extend(d for d in _parents(sub) if d not in group.dirs)
+        record.append(record_line(prefixes[target] + sub, "sha256=" + digest, size))
+    entry_points = files + dist_info + "/entry_points.txt"
     if os.path.isfile(entry_points):
         with open(entry_points, encoding="utf-8") as handle:
             text = handle.read()
         for script, module, attr in entry_point_scripts(text, f"{dist_info}/entry_points.txt"):
             content = launcher(interpreter, module, attr)
             plan.written.append((os.path.join(bases["scripts"], script), content, True))
-            add_row((prefixes["scripts"] + script, "sha256=" + _digest(content), len(content)))
+            record.append(
+                record_line(
+                    prefixes["scripts"] + script, "sha256=" + _digest(content), len(content)
+                )
+            )
     for filename, content in extra_metadata.items():
         plan.written.append((os.path.join(root_base, dist_info, filename), content, False))
-        add_row((f"{dist_info}/{filename}", "sha256=" + _digest(content), len(content)))
-    add_row((record_path, "", ""))
-    plan.written.append((os.path.join(root_base, dist_info, "RECORD"), _record(rows), False))
+        record.append(
+            record_line(f"{dist_info}/{filename}", "sha256=" + _digest(content), len(content))
+        )
+    record.append(record_line(f"{dist_info}/RECORD", "", ""))
+    plan.written.append(
+        (os.path.join(root_base, dist_info, "RECORD"), "".join(record).encode(), False)
+    )
     return plan

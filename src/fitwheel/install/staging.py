@@ -96,6 +96,7 @@ class UnpackedWheelSource(WheelSource):
         super().__init__(manifest["distribution"], manifest["wheel_version"])
         self.folder = unpacked.folder
         self.manifest = manifest
+        self.members = unpacked.members
 
     @property
     def dist_info_dir(self) -> str:
@@ -110,7 +111,7 @@ class UnpackedWheelSource(WheelSource):
         prefix = self.dist_info_dir + "/"
         return [
             name[len(prefix) :]
-            for name, *_ in self.manifest["members"]
+            for name, *_ in self.members
             if name.startswith(prefix) and "/" not in name[len(prefix) :]
         ]
 
@@ -123,7 +124,7 @@ class UnpackedWheelSource(WheelSource):
     def get_contents(self) -> Iterator[WheelContentElement]:
         records = {r[0]: r for r in parse_record_file(self.read_dist_info("RECORD").splitlines())}
         base = str(self.folder / "files")
-        for name, executable, digest, size in self.manifest["members"]:
+        for name, executable, digest, size in self.members:
             stream = CachedMember(os.path.join(base, name), digest, size)
             with stream:
                 yield (records.get(name, (name, "", "")), cast(BinaryIO, stream), bool(executable))

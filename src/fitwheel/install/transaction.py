@@ -26,8 +26,7 @@ import os
 import shutil
 import signal
 import sys
-import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -120,10 +119,19 @@ class Operation:
         return [self.final, self.backup, self.staged]
 
 
-#: ``(final, backup, source, executable)``: ``final`` becomes a hard link to (or a copy of)
-#: ``source``; its old content, when it had one, goes to ``backup`` first. A plain tuple: a wheel
-#: may have tens of thousands of files.
-Linked = tuple[str, "str | None", str, bool]
+class LinkGroup:
+    """Files of one cached tree to link into one folder: ``dst + name`` becomes a hard link to
+    (or a copy of) ``src + name`` for every name (``/``-separated, relative). ``dirs`` lists
+    every folder the names need below ``dst`` (relative, parents first). Names rather than
+    path pairs: a wheel may have tens of thousands of files."""
+
+    __slots__ = ("dirs", "dst", "names", "src")
+
+    def __init__(self, dst: str, src: str, names: list[str], dirs: list[str]) -> None:
+        self.dst = dst
+        self.src = src
+        self.names = names
+        self.dirs = dirs
 
 
 @dataclass
@@ -133,13 +141,15 @@ class Transaction:
     link_mode: str = "hardlink"
     folder: Path = field(init=False)
     operations: list[Operation] = field(default_factory=list)
-    linked: list[Linked] = field(default_factory=list)
+    groups: list[LinkGroup] = field(default_factory=list)
     created_dirs: list[str] = field(default_factory=list)
+    #: (final, backup) of linked files whose folder exists already (the others need no undo
+    #: of their own: their folders are removed whole)
     _journal_linked: list[tuple[str, str | None]] = field(default_factory=list, init=False)
     _written: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
-        self.folder = state_dir(self.prefix) / f"txn-{uuid.uuid4().hex[:12]}"
+        self.folder = state_dir(self.prefix) / f"txn-{os.urandom(6).hex()}"
         (self.folder / "stage").mkdir(parents=True)
 
     @property
@@ -163,31 +173,28 @@ class Transaction:
         self,
         placed: Mapping[str, str],
         removed: Iterable[str],
-        linked: Mapping[str, tuple[str, bool]] | None = None,
+        groups: Sequence[LinkGroup] = (),
     ) -> None:
-        """Files to put in place (final path -> staged path), files to link (final path ->
-        (cached file, executable)) and files to remove."""
-        linked = linked or {}
+        """Files to put in place (final path -> staged path), trees to link, and files to
+        remove. A path both staged and linked, or linked twice, is taken from the last."""
+        groups = _without_overlaps(placed, groups)
+        linked_finals: set[str] = set()
+        if removed:
+            linked_finals = {g.dst + n for g in groups for n in g.names}
         backup_root = os.path.join(str(self.folder), "backup")
         count = 0
         ops: list[Operation] = []
-        for final in sorted(set(removed) - placed.keys() - linked.keys()):
+        for final in sorted(set(removed) - placed.keys() - linked_finals):
             if _exists(final) and not os.path.isdir(final):
                 count += 1
                 ops.append(Operation(final, os.path.join(backup_root, str(count)), None))
-        # Whether each parent folder exists, asked once: a file in a folder this transaction
-        # creates cannot exist yet, so most files of a new package cost no system call here.
+        # Whether each folder exists, asked once: a file in a folder this transaction creates
+        # cannot exist yet, so most files of a new package cost no system call here.
         is_dir: dict[str, bool] = {}
-
-        def parent_exists(parent: str) -> bool:
-            known = is_dir.get(parent)
-            if known is None:
-                known = is_dir[parent] = os.path.isdir(parent)
-            return known
 
         def backup_for(final: str) -> str | None:
             nonlocal count
-            if not parent_exists(os.path.dirname(final)) or not _exists(final):
+            if not _exists(final):
                 return None
             if os.path.isdir(final) and not os.path.islink(final):
                 raise TransactionError(f"cannot install a file over the folder {final}.")
@@ -195,24 +202,34 @@ class Transaction:
             return os.path.join(backup_root, str(count))
 
         for final, staged in sorted(placed.items()):
-            ops.append(Operation(final, backup_for(final), staged))
-        items: list[Linked] = []
-        # only links into folders that exist already need a journal line: the folders this
-        # transaction creates are removed whole on rollback
-        self._journal_linked = journal_linked = []
-        sep = os.sep
-        for final, (source, executable) in linked.items():
-            parent = final.rpartition(sep)[0]
+            parent = os.path.dirname(final)
             exists = is_dir.get(parent)
             if exists is None:
                 exists = is_dir[parent] = os.path.isdir(parent)
-            if exists:
-                backup = backup_for(final)
-                items.append((final, backup, source, executable))
-                journal_linked.append((final, backup))
-            else:
-                items.append((final, None, source, executable))
-        self.linked = items
+            ops.append(Operation(final, backup_for(final) if exists else None, staged))
+        journal_linked: list[tuple[str, str | None]] = []
+        self.backed_up: list[tuple[str, str]] = []
+        for group in groups:
+            root = group.dst.rstrip(os.sep) or os.sep
+            root_exists = is_dir.get(root)
+            if root_exists is None:
+                root_exists = is_dir[root] = os.path.isdir(root)
+            # relative folder -> exists; the names' folders come parents first
+            here: dict[str, bool] = {"": root_exists}
+            for rel in group.dirs:
+                parent = rel.rpartition("/")[0]
+                exists = here[parent] and os.path.isdir(group.dst + rel)
+                here[rel] = exists
+                is_dir[group.dst + rel] = exists
+            for name in group.names:
+                if here[name.rpartition("/")[0]]:
+                    final = group.dst + name
+                    backup = backup_for(final)
+                    journal_linked.append((final, backup))
+                    if backup is not None:
+                        self.backed_up.append((final, backup))
+        self.groups = list(groups)
+        self._journal_linked = journal_linked
         self.operations = ops
         self.created_dirs = _missing_dirs(is_dir)
         if count:
@@ -238,11 +255,10 @@ class Transaction:
                     _move(op.final, op.backup)
                 if hook is not None:
                     hook(op)
-            for final, backup, _source, _executable in self.linked:
-                if backup is not None:
-                    _move(final, backup)
-                    if hook is not None:
-                        hook(Operation(final, backup, None))
+            for final, backup in self.backed_up:
+                _move(final, backup)
+                if hook is not None:
+                    hook(Operation(final, backup, None))
             made: set[str] = set()
             for op in self.operations:
                 if op.staged is not None:
@@ -253,7 +269,7 @@ class Transaction:
                     _move(op.staged, op.final, parents=False)
                 if hook is not None:
                     hook(op)
-            _place_all(self.linked, self.link_mode, hook)
+            _place_all(self.groups, self.link_mode, hook)
             _mark_committed(self.folder)
             if hook is not None:
                 hook(None)
@@ -284,33 +300,55 @@ def _missing_dirs(is_dir: Mapping[str, bool]) -> list[str]:
     return sorted(missing, key=len)
 
 
-#: below this many files one thread places them all; above, several share the work (links and
-#: folder creation wait on the file system, not on Python, and spread over cores)
+def _without_overlaps(placed: Mapping[str, str], groups: Sequence[LinkGroup]) -> list[LinkGroup]:
+    """``groups`` without the names that a staged file or a later group also provides."""
+    taken: dict[str, set[str]] = {}  # dst -> names that later groups link there
+    out: list[LinkGroup] = []
+    for group in reversed(groups):
+        dst = group.dst
+        drop = {final[len(dst) :] for final in placed if final.startswith(dst)}
+        later = taken.get(dst)
+        names = group.names
+        if drop or later:
+            names = [n for n in names if n not in drop and not (later and n in later)]
+        out.append(LinkGroup(dst, group.src, names, group.dirs))
+        if len(groups) > 1:
+            taken.setdefault(dst, set()).update(names)
+    out.reverse()
+    return out
+
+
+#: below this many files one thread places them all; above, several share the work (links wait
+#: on the file system, not on Python, and spread over cores)
 _THREADED_FILES = 2000
 
 
-def _place_all(items: list[Linked], link_mode: str, hook: Any) -> None:
-    """Link (or copy) every item into place, creating its folder first."""
+def _place_all(groups: list[LinkGroup], link_mode: str, hook: Any) -> None:
+    """Link (or copy) every file of ``groups`` into place, creating folders as needed (in the
+    worker threads too: creating a folder waits on the file system as linking does)."""
+    total = sum(len(g.names) for g in groups)
     workers = min(4, os.cpu_count() or 1)
-    if hook is not None or workers < 2 or len(items) < _THREADED_FILES:
-        _place_some(items, link_mode, hook)
+    if hook is not None or workers < 2 or total < _THREADED_FILES:
+        for group in groups:
+            _place_names(group.dst, group.src, group.names, link_mode, hook)
         return
     import threading
 
     failures: list[BaseException] = []
 
-    def work(chunk: list[Linked]) -> None:
+    def work(dst: str, src: str, names: list[str]) -> None:
         try:
-            _place_some(chunk, link_mode, None)
+            _place_names(dst, src, names, link_mode, None)
         except BaseException as exc:  # re-raised below, in the committing thread
             failures.append(exc)
 
     # contiguous slices: a wheel lists each folder's files together, so threads rarely share one
-    size = -(-len(items) // workers)
-    threads = [
-        threading.Thread(target=work, args=(items[i : i + size],), daemon=True)
-        for i in range(0, len(items), size)
-    ]
+    threads = []
+    for group in groups:
+        size = -(-len(group.names) // workers)
+        for start in range(0, len(group.names), size):
+            chunk = group.names[start : start + size]
+            threads.append(threading.Thread(target=work, args=(group.dst, group.src, chunk)))
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -319,36 +357,30 @@ def _place_all(items: list[Linked], link_mode: str, hook: Any) -> None:
         raise failures[0]
 
 
-def _place_some(items: list[Linked], link_mode: str, hook: Any) -> None:
+def _place_names(dst: str, src: str, names: list[str], link_mode: str, hook: Any) -> None:
     """Once a link fails for a reason other than an existing file (another filesystem, links
     not allowed there), the rest are copied."""
     try_link = link_mode == "hardlink"
     link = os.link
     made: set[str] = set()
-    sep = os.sep
-    for final, backup, source, executable in items:
-        parent = final.rpartition(sep)[0]
-        if parent not in made:
-            os.makedirs(parent, exist_ok=True)
-            made.add(parent)
+    for name in names:
+        folder = name.rpartition("/")[0]
+        if folder not in made:
+            os.makedirs(dst + folder, exist_ok=True)
+            made.add(folder)
         if try_link:
             try:
-                link(source, final)
+                link(src + name, dst + name)
             except FileExistsError:
                 raise
             except OSError:
                 try_link = False
-                _copy(source, final, executable)
+                shutil.copy(src + name, dst + name)
         else:
-            _copy(source, final, executable)
+            # copy() keeps the executable bits, which the cached file has
+            shutil.copy(src + name, dst + name)
         if hook is not None:
-            hook(Operation(final, backup, source))
-
-
-def _copy(source: str, final: str, executable: bool) -> None:
-    shutil.copyfile(source, final)
-    if executable:
-        os.chmod(final, 0o755)
+            hook(Operation(dst + name, None, src + name))
 
 
 def _discard(folder: Path) -> None:

@@ -2,11 +2,15 @@
 of inflating the archive.
 
 Each wheel (by sha256) is unpacked once into ``{root}/{sha[:2]}/{sha}/`` after its RECORD was
-checked against the content, with a manifest of every member (``[name, executable, sha256,
-size]``, the hash in RECORD's urlsafe base64). Later runs trust the entry, as a content-addressed
-cache may; :class:`UnpackedCache` with ``verify=True`` (``install --force-reinstall``) checks
-every file's size first, which catches a file edited in place through a hard link, and unpacks
-the wheel afresh when one differs.
+checked against the content. Beside the files lie a list of every member (``[name, executable,
+sha256, size]``, the hash in RECORD's urlsafe base64) and a manifest with the install layout
+worked out once: the files that go to the root scheme folder (as one string), the folders they
+need, their RECORD lines, and the members of the ``.data`` folders. Installing from the cache
+then reads one small file and loops over nothing in Python that the kernel does not do anyway.
+
+Later runs trust the entry, as a content-addressed cache may; :class:`UnpackedCache` with
+``verify=True`` (``install --force-reinstall``) checks every file's size first, which catches a
+file edited in place through a hard link, and unpacks the wheel afresh when one differs.
 :mod:`fitwheel.install.linked` turns that manifest into an install plan whose files the
 transaction hard-links (or copies) into place.
 
@@ -24,7 +28,6 @@ import shutil
 import stat
 import struct
 import threading
-import uuid
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,7 +40,8 @@ if TYPE_CHECKING:
     import zipfile
 
 MANIFEST = "fitwheel-unpacked.json"
-MANIFEST_VERSION = 2
+MEMBERS = "fitwheel-members.json"
+MANIFEST_VERSION = 3
 
 
 def _inflater() -> Any:
@@ -287,11 +291,75 @@ def _unpack(wheel: Path, folder: Path) -> dict[str, Any]:
     for parent in sorted(parents):
         os.makedirs(parent, exist_ok=True)
     digests = _extract_all(wheel, members)
-    manifest["members"] = [
+    listed = [
         [m.info.filename, m.executable, h, m.info.file_size]
         for m, h in zip(members, digests, strict=True)
     ]
+    try:
+        wheel_text = (Path(base) / manifest["dist_info_dir"] / "WHEEL").read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UnpackError(f"cannot install {wheel.name}: its WHEEL file: {exc}") from exc
+    manifest.update(layout(listed, manifest["dist_info_dir"], manifest["data_dir"], wheel_text))
+    (folder / MEMBERS).write_text(json.dumps(listed, separators=(",", ":")))
     return manifest
+
+
+_NEEDS_QUOTING = (",", '"', "\r", "\n")
+
+
+def record_line(path: str, digest: str, size: int | str) -> str:
+    """One RECORD row (CSV: a path with a comma, quote or line break is quoted)."""
+    if any(c in path for c in _NEEDS_QUOTING):
+        path = '"' + path.replace('"', '""') + '"'
+    return f"{path},{digest},{size}\n"
+
+
+def layout(
+    members: list[list[Any]], dist_info: str, data_dir: str, wheel_text: str
+) -> dict[str, Any]:
+    """The install layout of a wheel's members, independent of the target environment."""
+    fields: dict[str, str] = {}
+    for line in wheel_text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields.setdefault(key.strip().lower(), value.strip())
+    version = fields.get("wheel-version", "")
+    if not version.startswith("1."):
+        raise UnpackError(
+            f"{dist_info}: its WHEEL file says Wheel-Version {version or '(none)'}; only "
+            "version 1.x wheels can be installed."
+        )
+    record_path = dist_info + "/RECORD"
+    data_prefix = data_dir + "/"
+    files: list[str] = []
+    record: list[str] = []
+    dirs: set[str] = set()
+    data: list[list[Any]] = []
+    skipped: list[str] = []
+    for name, executable, digest, size in members:
+        if name == record_path:
+            continue
+        if "__pycache__/" in name and "__pycache__" in name.split("/")[:-1]:
+            # byte-code shipped in a wheel is stale or hostile; Python writes its own
+            skipped.append(name)
+            continue
+        if name.startswith(data_prefix):
+            data.append([name, executable, digest, size])
+            continue
+        files.append(name)
+        record.append(record_line(name, "sha256=" + digest, size))
+        parent = name.rpartition("/")[0]
+        while parent and parent not in dirs:
+            dirs.add(parent)
+            parent = parent.rpartition("/")[0]
+    return {
+        "root_is_purelib": fields.get("root-is-purelib", "").lower() == "true",
+        "root_files": "\n".join(files),
+        "root_dirs": "\n".join(sorted(dirs, key=lambda d: (d.count("/"), d))),
+        "root_record": "".join(record),
+        "data_members": data,
+        "skipped": skipped,
+    }
 
 
 class UnpackedCache:
@@ -310,7 +378,7 @@ class UnpackedCache:
     def precreator(self) -> Precreator:
         """A folder whose files a :class:`Precreator` creates while the wheel downloads; hand
         it to :meth:`get`."""
-        tmp = self.root / "tmp" / uuid.uuid4().hex
+        tmp = self.root / "tmp" / os.urandom(16).hex()
         tmp.mkdir(parents=True)
         return Precreator(tmp)
 
@@ -331,7 +399,7 @@ class UnpackedCache:
             if prepared is not None:
                 tmp = prepared.folder
             else:
-                tmp = self.root / "tmp" / uuid.uuid4().hex
+                tmp = self.root / "tmp" / os.urandom(16).hex()
                 tmp.mkdir(parents=True)
             try:
                 try:
@@ -361,13 +429,13 @@ class UnpackedCache:
             return None
         if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
             return None
-        if not isinstance(data.get("members"), list):
+        if not isinstance(data.get("root_files"), str):
             return None
         if self.verify:
             base = os.path.join(folder, "files") + os.sep
             stat_of = os.stat
             try:
-                for name, _executable, _digest, size in data["members"]:
+                for name, _executable, _digest, size in _read_members(folder):
                     # a file changed in place (through a hard link from an environment)
                     # usually changes size
                     if stat_of(base + name).st_size != size:
@@ -377,15 +445,36 @@ class UnpackedCache:
         return data
 
 
-class UnpackedWheel:
-    """A wheel unpacked in the cache: ``folder / "files"`` holds its members, ``manifest`` lists
-    them (name, executable bit, sha256 in RECORD's urlsafe base64, size)."""
+def _read_members(folder: Path) -> list[list[Any]]:
+    members = json.loads((folder / MEMBERS).read_text())
+    if not isinstance(members, list):
+        raise ValueError(f"{folder / MEMBERS} is not a list")
+    return members
 
-    __slots__ = ("folder", "manifest")
+
+class UnpackedWheel:
+    """A wheel unpacked in the cache: ``folder / "files"`` holds its members, ``manifest`` its
+    install layout (see the module's text), :attr:`members` every member."""
+
+    __slots__ = ("_members", "folder", "manifest")
 
     def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
         self.folder = folder
         self.manifest = manifest
+        self._members: list[list[Any]] | None = None
+
+    @property
+    def members(self) -> list[list[Any]]:
+        """``[name, executable, sha256 (urlsafe base64), size]`` of every member."""
+        if self._members is None:
+            try:
+                self._members = _read_members(self.folder)
+            except (OSError, ValueError) as exc:
+                raise UnpackError(
+                    f"the unpacked-wheel cache entry {self.folder} is damaged ({exc}): remove "
+                    "it and install again."
+                ) from exc
+        return self._members
 
     @property
     def distribution(self) -> str:
