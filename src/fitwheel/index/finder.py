@@ -20,7 +20,6 @@ back from one index to another.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
@@ -53,26 +52,43 @@ def search_order(config: IndexConfig) -> tuple[str, ...]:
     return extras + ((config.index_url,) if config.index_url else ())
 
 
-@dataclass
 class Finder:
-    config: IndexConfig
-    session: Session | None = None
-    index_strategy: str = "first-index"
-    _pages: dict[str, list[Link]] = field(default_factory=dict)
-    _find_links: dict[str, list[Link]] | None = None
-    _checked_roots: set[str] = field(default_factory=set)
-    #: project -> the indexes whose page for it listed files (more than one: a pooled choice)
-    served_by: dict[str, list[str]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    #: link URL -> the position of its index in the search order (find-links: FIND_LINKS_RANK)
-    _ranks: dict[str, int] = field(default_factory=dict)
+    __slots__ = (
+        "_checked_roots",
+        "_find_links",
+        "_lock",
+        "_pages",
+        "_ranks",
+        "config",
+        "index_strategy",
+        "served_by",
+        "session",
+    )
 
-    def __post_init__(self) -> None:
-        if self.index_strategy not in INDEX_STRATEGIES:
+    def __init__(
+        self,
+        config: IndexConfig,
+        session: Session | None = None,
+        index_strategy: str = "first-index",
+        *,
+        served_by: dict[str, list[str]] | None = None,
+    ) -> None:
+        if index_strategy not in INDEX_STRATEGIES:
             raise FitwheelError(
-                f"unknown index strategy {self.index_strategy!r}: use one of "
+                f"unknown index strategy {index_strategy!r}: use one of "
                 f"{', '.join(INDEX_STRATEGIES)}."
             )
+        self.config = config
+        self.session = session
+        self.index_strategy = index_strategy
+        #: project -> the indexes whose page for it listed files (more than one: a pooled choice)
+        self.served_by: dict[str, list[str]] = {} if served_by is None else served_by
+        self._pages: dict[str, list[Link]] = {}
+        self._find_links: dict[str, list[Link]] | None = None
+        self._checked_roots: set[str] = set()
+        self._lock = threading.Lock()
+        #: link URL -> the position of its index in the search order (find-links: FIND_LINKS_RANK)
+        self._ranks: dict[str, int] = {}
 
     def rank(self, link: Link) -> int:
         """Where ``link``'s index comes in the search order (0: first)."""

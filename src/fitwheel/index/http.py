@@ -15,12 +15,12 @@ import ssl
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fitwheel import __version__
 from fitwheel.errors import FitwheelError
+from fitwheel.variants.frozen import Frozen
 
 if TYPE_CHECKING:
     import urllib3
@@ -118,27 +118,47 @@ def ssl_context(env: Mapping[str, str], cafile: str | None = None) -> ssl.SSLCon
     return context
 
 
-@dataclass(frozen=True)
-class Response:
+class Response(Frozen):
+    __slots__ = ("body", "from_cache", "headers", "status", "url")
     url: str
     status: int
     headers: Mapping[str, str]
     body: bytes
-    from_cache: bool = False
+    from_cache: bool
+
+    def __init__(
+        self,
+        url: str,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        from_cache: bool = False,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "url", url)
+        _set(self, "status", status)
+        _set(self, "headers", headers)
+        _set(self, "body", body)
+        _set(self, "from_cache", from_cache)
 
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
-@dataclass
 class HttpCache:
     """A small cache of index pages keyed by URL: the body plus ETag / Last-Modified / max-age.
 
     Entries are revalidated with conditional requests once stale; ``no-store`` answers are not
     kept. Wheels do not go here (the installer has its own content-addressed cache)."""
 
-    root: Path
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __repr__(self) -> str:
+        return f"HttpCache(root={self.root!r})"
 
     def _paths(self, url: str) -> tuple[Path, Path]:
         key = hashlib.sha256(url.encode()).hexdigest()
@@ -204,21 +224,42 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("fitwheel")) / "http"
 
 
-@dataclass
 class Session:
     """Pooled HTTP(S) with retries on 5xx and connection failures, exponential back-off,
     time-outs, credentials (from URLs and netrc) and an optional page cache."""
 
-    retries: int = 3
-    backoff: float = 0.25
-    timeout: float = 30.0
-    cache: HttpCache | None = None
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    #: a CA bundle to trust (None: the system store, or PIP_CERT / SSL_CERT_FILE)
-    cafile: str | None = None
-    _credentials: dict[str, tuple[str, str]] = field(default_factory=dict)
-    _pool: Any = None
-    _proxies: dict[str, Any] = field(default_factory=dict)
+    __slots__ = (
+        "_credentials",
+        "_pool",
+        "_proxies",
+        "backoff",
+        "cache",
+        "cafile",
+        "env",
+        "retries",
+        "timeout",
+    )
+
+    def __init__(
+        self,
+        retries: int = 3,
+        backoff: float = 0.25,
+        timeout: float = 30.0,
+        cache: HttpCache | None = None,
+        env: Mapping[str, str] | None = None,
+        cafile: str | None = None,
+    ) -> None:
+        self.retries = retries
+        self.backoff = backoff
+        self.timeout = timeout
+        self.cache = cache
+        # a snapshot: later changes to os.environ do not reach a session already made
+        self.env: Mapping[str, str] = dict(os.environ) if env is None else env
+        #: a CA bundle to trust (None: the system store, or PIP_CERT / SSL_CERT_FILE)
+        self.cafile = cafile
+        self._credentials: dict[str, tuple[str, str]] = {}
+        self._pool: Any = None
+        self._proxies: dict[str, Any] = {}
 
     def add_credentials(self, url: str) -> str:
         """Remember the user info of ``url`` for its host; return the URL without it."""

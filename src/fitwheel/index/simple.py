@@ -12,12 +12,12 @@ import json
 import re
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from packaging.utils import canonicalize_name
 
 from fitwheel.errors import FitwheelError
+from fitwheel.variants.frozen import Frozen
 
 ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
@@ -31,20 +31,47 @@ class IndexPageError(FitwheelError):
     pass
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(Frozen):
     """One file on an index page or in a find-links folder."""
 
+    __slots__ = (
+        "filename",
+        "hashes",
+        "metadata_hashes",
+        "origin",
+        "requires_python",
+        "url",
+        "yanked",
+    )
     filename: str
     url: str
-    hashes: Mapping[str, str] = field(default_factory=dict)
-    requires_python: str | None = None
+    hashes: Mapping[str, str]
+    requires_python: str | None
     #: None: not yanked; otherwise the reason ("" when none was given)
-    yanked: str | None = None
+    yanked: str | None
     #: None: no PEP 658 metadata file; otherwise its hashes (possibly empty)
-    metadata_hashes: Mapping[str, str] | None = None
+    metadata_hashes: Mapping[str, str] | None
     #: the page or folder this came from, for messages
-    origin: str = ""
+    origin: str
+
+    def __init__(
+        self,
+        filename: str,
+        url: str,
+        hashes: Mapping[str, str] | None = None,
+        requires_python: str | None = None,
+        yanked: str | None = None,
+        metadata_hashes: Mapping[str, str] | None = None,
+        origin: str = "",
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "filename", filename)
+        _set(self, "url", url)
+        _set(self, "hashes", {} if hashes is None else hashes)
+        _set(self, "requires_python", requires_python)
+        _set(self, "yanked", yanked)
+        _set(self, "metadata_hashes", metadata_hashes)
+        _set(self, "origin", origin)
 
     @property
     def is_wheel(self) -> bool:

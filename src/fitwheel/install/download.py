@@ -13,7 +13,6 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, cast
 
@@ -21,6 +20,7 @@ from fitwheel.errors import FitwheelError
 from fitwheel.index.findlinks import local_path
 from fitwheel.index.http import Session
 from fitwheel.install.precreate import Precreator
+from fitwheel.variants.frozen import Frozen
 
 
 @contextlib.contextmanager
@@ -96,12 +96,19 @@ class _HashingWriter:
         return {a: h.hexdigest() for a, h in self._hashers.items()}
 
 
-@dataclass(frozen=True)
-class DownloadItem:
+class DownloadItem(Frozen):
+    __slots__ = ("filename", "url", "hashes")  # noqa: RUF023 (constructor order)
     filename: str
     url: str
     #: algorithm -> acceptable digests (any one must match); empty: nothing to check
-    hashes: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    hashes: Mapping[str, frozenset[str]]
+
+    def __init__(
+        self, filename: str, url: str, hashes: Mapping[str, frozenset[str]] | None = None
+    ) -> None:
+        object.__setattr__(self, "filename", filename)
+        object.__setattr__(self, "url", url)
+        object.__setattr__(self, "hashes", {} if hashes is None else hashes)
 
     @property
     def known_sha256(self) -> str | None:
@@ -109,14 +116,28 @@ class DownloadItem:
         return next(iter(values)) if len(values) == 1 else None
 
 
-@dataclass(frozen=True)
-class Downloaded:
+class Downloaded(Frozen):
+    __slots__ = ("item", "path", "sha256", "from_cache", "prepared")  # noqa: RUF023
     item: DownloadItem
     path: Path
     sha256: str
     from_cache: bool
     #: the wheel's files, already being created while it downloaded (for the unpacker)
-    prepared: Precreator | None = None
+    prepared: Precreator | None
+
+    def __init__(
+        self,
+        item: DownloadItem,
+        path: Path,
+        sha256: str,
+        from_cache: bool,
+        prepared: Precreator | None = None,
+    ) -> None:
+        object.__setattr__(self, "item", item)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "sha256", sha256)
+        object.__setattr__(self, "from_cache", from_cache)
+        object.__setattr__(self, "prepared", prepared)
 
 
 def default_cache_dir() -> Path:
@@ -145,13 +166,19 @@ def _check(item: DownloadItem, digests: Mapping[str, str], where: str) -> None:
             )
 
 
-@dataclass
 class Downloader:
-    session: Session | None
-    cache_dir: Path = field(default_factory=default_cache_dir)
-    jobs: int = 4
-    #: for a wheel about to be downloaded: something that creates its files meanwhile
-    prepare: Callable[[DownloadItem], Precreator | None] | None = None
+    def __init__(
+        self,
+        session: Session | None,
+        cache_dir: Path | None = None,
+        jobs: int = 4,
+        prepare: Callable[[DownloadItem], Precreator | None] | None = None,
+    ) -> None:
+        self.session = session
+        self.cache_dir = default_cache_dir() if cache_dir is None else cache_dir
+        self.jobs = jobs
+        #: for a wheel about to be downloaded: something that creates its files meanwhile
+        self.prepare = prepare
 
     def _cached(self, sha256: str, filename: str) -> Path:
         return self.cache_dir / sha256[:2] / sha256 / filename

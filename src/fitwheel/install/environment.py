@@ -11,7 +11,6 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from packaging import tags as packaging_tags
 from packaging.utils import NormalizedName, canonicalize_name
 
 from fitwheel.errors import FitwheelError
+from fitwheel.variants.frozen import Frozen
 
 SCHEME_KEYS = ("purelib", "platlib", "scripts", "data", "headers")
 
@@ -63,18 +63,56 @@ class EnvironmentError_(FitwheelError):
     pass
 
 
-@dataclass(frozen=True)
-class TargetEnvironment:
+class TargetEnvironment(Frozen):
+    __slots__ = (  # noqa: RUF023 (constructor order)
+        "python",
+        "prefix",
+        "scheme",
+        "version",
+        "markers",
+        "cache_tag",
+        "tags",
+        "is_venv",
+        "externally_managed",
+    )
     python: str
     prefix: Path
     scheme: Mapping[str, str]
     version: tuple[int, int, int]
     markers: Mapping[str, str]
     cache_tag: str | None
-    tags: tuple[packaging_tags.Tag, ...] = field(repr=False, default=())
-    is_venv: bool = True
+    tags: tuple[packaging_tags.Tag, ...]
+    is_venv: bool
     #: PEP 668: the distribution manages this interpreter's packages
-    externally_managed: bool = False
+    externally_managed: bool
+
+    def __init__(
+        self,
+        python: str,
+        prefix: Path,
+        scheme: Mapping[str, str],
+        version: tuple[int, int, int],
+        markers: Mapping[str, str],
+        cache_tag: str | None,
+        tags: tuple[packaging_tags.Tag, ...] = (),
+        is_venv: bool = True,
+        externally_managed: bool = False,
+    ) -> None:
+        for name, value in (
+            ("python", python),
+            ("prefix", prefix),
+            ("scheme", scheme),
+            ("version", version),
+            ("markers", markers),
+            ("cache_tag", cache_tag),
+            ("tags", tags),
+            ("is_venv", is_venv),
+            ("externally_managed", externally_managed),
+        ):
+            object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"TargetEnvironment(python={self.python!r}, prefix={self.prefix!r})"
 
     @property
     def site_dirs(self) -> list[str]:

@@ -13,7 +13,6 @@ import contextlib
 import itertools
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -39,17 +38,30 @@ class InstallError(FitwheelError):
     pass
 
 
-@dataclass(frozen=True)
 class WheelToInstall:
-    path: Path
-    #: the distribution name and version (from the resolver, else from the filename)
-    name: str
-    version: str
-    requested: bool = True
-    #: PEP 610 data for a wheel given by path or URL rather than found on an index
-    direct_url: dict[str, Any] | None = None
-    #: the file's content hash, when known (enables the unpacked-wheel cache)
-    sha256: str | None = None
+    __slots__ = ("direct_url", "name", "path", "requested", "sha256", "version")
+
+    def __init__(
+        self,
+        path: Path,
+        name: str,
+        version: str,
+        requested: bool = True,
+        direct_url: dict[str, Any] | None = None,
+        sha256: str | None = None,
+    ) -> None:
+        self.path = path
+        #: the distribution name and version (from the resolver, else from the filename)
+        self.name = name
+        self.version = version
+        self.requested = requested
+        #: PEP 610 data for a wheel given by path or URL rather than found on an index
+        self.direct_url = direct_url
+        #: the file's content hash, when known (enables the unpacked-wheel cache)
+        self.sha256 = sha256
+
+    def __repr__(self) -> str:
+        return f"WheelToInstall({self.path.name!r}, {self.name!r}, {self.version!r})"
 
     @classmethod
     def from_path(
@@ -75,11 +87,15 @@ def _parse_name(filename: str) -> tuple[str, str, Any, Any]:
     return name, str(version), build, tags
 
 
-@dataclass
 class InstallResult:
-    installed: list[WheelToInstall]
-    removed: list[str]
-    notes: list[str]
+    __slots__ = ("installed", "notes", "removed")
+
+    def __init__(
+        self, installed: list[WheelToInstall], removed: list[str], notes: list[str]
+    ) -> None:
+        self.installed = installed
+        self.removed = removed
+        self.notes = notes
 
 
 def _headers_scheme(env: TargetEnvironment, name: str) -> str:

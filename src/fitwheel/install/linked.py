@@ -1,14 +1,15 @@
-"""The install plan of a wheel from the unpacked-wheel cache: which cached file goes where.
+"""The install plan of a wheel from the unpacked-wheel cache: which cached files go where.
 
 The general path (:mod:`fitwheel.install.staging` under the PyPA ``installer`` library) streams
 every file through a destination object. For a wheel already unpacked and checked in the cache
-that per-file machinery costs more than the I/O, so here the cache's manifest becomes the plan
-directly: each member's final path (by the wheel's scheme rules), and the few files that must be
+that per-file machinery costs more than the I/O, so the cache keeps the wheel's layout (the files
+of the root scheme folder, the folders they need, their RECORD lines, the ``.data`` members; see
+:mod:`fitwheel.install.unpacked`) and here it becomes the plan: link groups (a destination folder,
+a source folder and the names to link from one to the other), and the few files that must be
 written rather than linked (RECORD, INSTALLER, REQUESTED, ``direct_url.json``, console scripts,
-and scripts whose ``#!python`` shebang names the target interpreter). The transaction links the
-members into place when it commits. The layout and RECORD match the general path's; a test
-installs one wheel both ways and compares.
-"""
+and ``.data/scripts`` files, whose ``#!python`` line names the target interpreter). The
+transaction links the groups into place when it commits. The layout and RECORD match the general
+path's; a test installs one wheel both ways and compares."""
 
 from __future__ import annotations
 

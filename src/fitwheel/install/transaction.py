@@ -27,7 +27,6 @@ import shutil
 import signal
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
@@ -106,14 +105,19 @@ def _exists(path: str | Path) -> bool:
     return os.path.lexists(path)
 
 
-@dataclass
 class Operation:
     """``final`` is replaced or removed: its old content goes to ``backup`` (when it existed),
     and ``staged`` (when given) takes its place."""
 
-    final: str
-    backup: str | None
-    staged: str | None
+    __slots__ = ("backup", "final", "staged")
+
+    def __init__(self, final: str, backup: str | None, staged: str | None) -> None:
+        self.final = final
+        self.backup = backup
+        self.staged = staged
+
+    def __repr__(self) -> str:
+        return f"Operation({self.final!r}, {self.backup!r}, {self.staged!r})"
 
     def to_json(self) -> list[str | None]:
         return [self.final, self.backup, self.staged]
@@ -134,21 +138,19 @@ class LinkGroup:
         self.dirs = dirs
 
 
-@dataclass
 class Transaction:
-    prefix: Path
-    #: "hardlink" (falling back to a copy across filesystems) or "copy"
-    link_mode: str = "hardlink"
-    folder: Path = field(init=False)
-    operations: list[Operation] = field(default_factory=list)
-    groups: list[LinkGroup] = field(default_factory=list)
-    created_dirs: list[str] = field(default_factory=list)
-    #: (final, backup) of linked files whose folder exists already (the others need no undo
-    #: of their own: their folders are removed whole)
-    _journal_linked: list[tuple[str, str | None]] = field(default_factory=list, init=False)
-    _written: int = field(default=0, init=False)
-
-    def __post_init__(self) -> None:
+    def __init__(self, prefix: Path, link_mode: str = "hardlink") -> None:
+        self.prefix = prefix
+        #: "hardlink" (falling back to a copy across filesystems) or "copy"
+        self.link_mode = link_mode
+        self.operations: list[Operation] = []
+        self.groups: list[LinkGroup] = []
+        self.created_dirs: list[str] = []
+        self.backed_up: list[tuple[str, str]] = []
+        #: (final, backup) of linked files whose folder exists already (the others need no
+        #: undo of their own: their folders are removed whole)
+        self._journal_linked: list[tuple[str, str | None]] = []
+        self._written = 0
         self.folder = state_dir(self.prefix) / f"txn-{os.urandom(6).hex()}"
         (self.folder / "stage").mkdir(parents=True)
 
@@ -208,7 +210,7 @@ class Transaction:
                 exists = is_dir[parent] = os.path.isdir(parent)
             ops.append(Operation(final, backup_for(final) if exists else None, staged))
         journal_linked: list[tuple[str, str | None]] = []
-        self.backed_up: list[tuple[str, str]] = []
+        self.backed_up = []
         for group in groups:
             root = group.dst.rstrip(os.sep) or os.sep
             root_exists = is_dir.get(root)

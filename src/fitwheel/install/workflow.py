@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -37,58 +36,109 @@ class HashRequiredError(FitwheelError):
     pass
 
 
-@dataclass
 class InstallRequest:
-    requirements: Sequence[str] = ()
-    requirement_files: Sequence[str] = ()
-    constraint_files: Sequence[str] = ()
-    index_url: str | None = None
-    extra_index_urls: Sequence[str] = ()
-    find_links: Sequence[str] = ()
-    no_index: bool = False
-    #: which indexes' files count for a project (see :mod:`fitwheel.index.finder`)
-    index_strategy: str = "first-index"
-    python: str | None = None
-    dry_run: bool = False
-    no_variants: bool = False
-    forced_variants: Mapping[str, str] = field(default_factory=dict)
-    allow_fallback: bool = False
-    pre: bool = False
-    no_deps: bool = False
-    upgrade: bool = False
-    force_reinstall: bool = False
-    require_hashes: bool = False
-    no_binary: Sequence[str] = ()
-    compile_bytecode: bool = False
-    jobs: int = 4
-    #: install from unpacked wheels in the cache by linking ("hardlink") or copying ("copy")
-    link_mode: str = "hardlink"
-    break_system_packages: bool = False
-    cert: str | None = None
-    #: use a temporary cache, removed at the end
-    no_cache: bool = False
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    cache_dir: Path | None = None
+    """What the command line asks for (every flag by keyword)."""
+
+    def __init__(
+        self,
+        *,
+        requirements: Sequence[str] = (),
+        requirement_files: Sequence[str] = (),
+        constraint_files: Sequence[str] = (),
+        index_url: str | None = None,
+        extra_index_urls: Sequence[str] = (),
+        find_links: Sequence[str] = (),
+        no_index: bool = False,
+        index_strategy: str = "first-index",
+        python: str | None = None,
+        dry_run: bool = False,
+        no_variants: bool = False,
+        forced_variants: Mapping[str, str] | None = None,
+        allow_fallback: bool = False,
+        pre: bool = False,
+        no_deps: bool = False,
+        upgrade: bool = False,
+        force_reinstall: bool = False,
+        require_hashes: bool = False,
+        no_binary: Sequence[str] = (),
+        compile_bytecode: bool = False,
+        jobs: int = 4,
+        link_mode: str = "hardlink",
+        break_system_packages: bool = False,
+        cert: str | None = None,
+        no_cache: bool = False,
+        env: Mapping[str, str] | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.requirements = requirements
+        self.requirement_files = requirement_files
+        self.constraint_files = constraint_files
+        self.index_url = index_url
+        self.extra_index_urls = extra_index_urls
+        self.find_links = find_links
+        self.no_index = no_index
+        #: which indexes' files count for a project (see :mod:`fitwheel.index.finder`)
+        self.index_strategy = index_strategy
+        self.python = python
+        self.dry_run = dry_run
+        self.no_variants = no_variants
+        self.forced_variants: Mapping[str, str] = {} if forced_variants is None else forced_variants
+        self.allow_fallback = allow_fallback
+        self.pre = pre
+        self.no_deps = no_deps
+        self.upgrade = upgrade
+        self.force_reinstall = force_reinstall
+        self.require_hashes = require_hashes
+        self.no_binary = no_binary
+        self.compile_bytecode = compile_bytecode
+        self.jobs = jobs
+        #: install from unpacked wheels in the cache by linking ("hardlink") or copying ("copy")
+        self.link_mode = link_mode
+        self.break_system_packages = break_system_packages
+        self.cert = cert
+        #: use a temporary cache, removed at the end
+        self.no_cache = no_cache
+        self.env: Mapping[str, str] = dict(os.environ) if env is None else env
+        self.cache_dir = cache_dir
 
 
-@dataclass
 class Planned:
-    candidate: Candidate
-    requested: bool
-    #: "install", "keep" (already installed as chosen) or "reinstall"
-    action: str
-    downloaded: Downloaded | None = None
-    sha256: str | None = None
+    __slots__ = ("action", "candidate", "downloaded", "requested", "sha256")
+
+    def __init__(
+        self,
+        candidate: Candidate,
+        requested: bool,
+        action: str,
+        downloaded: Downloaded | None = None,
+        sha256: str | None = None,
+    ) -> None:
+        self.candidate = candidate
+        self.requested = requested
+        #: "install", "keep" (already installed as chosen) or "reinstall"
+        self.action = action
+        self.downloaded = downloaded
+        self.sha256 = sha256
 
 
-@dataclass
 class InstallOutcome:
-    environment: TargetEnvironment
-    config: IndexConfig
-    resolution: Resolution
-    planned: list[Planned]
-    installed: InstallResult | None
-    warnings: list[str] = field(default_factory=list)
+    __slots__ = ("config", "environment", "installed", "planned", "resolution", "warnings")
+
+    def __init__(
+        self,
+        environment: TargetEnvironment,
+        config: IndexConfig,
+        resolution: Resolution,
+        planned: list[Planned],
+        installed: InstallResult | None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.environment = environment
+        self.config = config
+        self.resolution = resolution
+        self.planned = planned
+        self.installed = installed
+        self.warnings: list[str] = [] if warnings is None else warnings
 
 
 def installed_label(dist: object) -> str | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
@@ -22,6 +21,7 @@ from fitwheel.index.finder import FIND_LINKS_RANK, Finder
 from fitwheel.index.simple import Link
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.filenames import WheelFilename
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import VariantDescription, VariantInfo
 from fitwheel.variants.ordering import Target, order_variants
 
@@ -30,15 +30,32 @@ class CandidateError(FitwheelError):
     pass
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(Frozen):
+    __slots__ = ("extras", "link", "name", "variant", "version", "wheel")
     name: NormalizedName
     version: Version
     link: Link
     wheel: WheelFilename
     #: None: a non-variant wheel
-    variant: VariantDescription | None = None
-    extras: frozenset[str] = frozenset()
+    variant: VariantDescription | None
+    extras: frozenset[str]
+
+    def __init__(
+        self,
+        name: NormalizedName,
+        version: Version,
+        link: Link,
+        wheel: WheelFilename,
+        variant: VariantDescription | None = None,
+        extras: frozenset[str] = frozenset(),
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "name", name)
+        _set(self, "version", version)
+        _set(self, "link", link)
+        _set(self, "wheel", wheel)
+        _set(self, "variant", variant)
+        _set(self, "extras", extras)
 
     @property
     def label(self) -> str | None:
@@ -52,33 +69,67 @@ class Candidate:
         return f"{self.name}{extras} {self.version} ({self.link.filename})"
 
 
-@dataclass
 class VersionTrace:
     """What happened to the variants of one version."""
 
-    name: NormalizedName
-    version: str
-    variants_source: str | None = None
-    ordered: list[str] = field(default_factory=list)
-    rejected: dict[str, str] = field(default_factory=dict)
-    #: labels that the ordering accepted but no wheel for this interpreter carries
-    no_wheel: list[str] = field(default_factory=list)
-    has_plain_wheel: bool = False
-    forced: str | None = None
-    info: VariantInfo | None = None
+    __slots__ = (
+        "forced",
+        "has_plain_wheel",
+        "info",
+        "name",
+        "no_wheel",
+        "ordered",
+        "rejected",
+        "variants_source",
+        "version",
+    )
+
+    def __init__(
+        self,
+        name: NormalizedName,
+        version: str,
+        variants_source: str | None = None,
+        ordered: list[str] | None = None,
+        rejected: dict[str, str] | None = None,
+        no_wheel: list[str] | None = None,
+        has_plain_wheel: bool = False,
+        forced: str | None = None,
+        info: VariantInfo | None = None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.variants_source = variants_source
+        self.ordered: list[str] = [] if ordered is None else ordered
+        self.rejected: dict[str, str] = {} if rejected is None else rejected
+        #: labels that the ordering accepted but no wheel for this interpreter carries
+        self.no_wheel: list[str] = [] if no_wheel is None else no_wheel
+        self.has_plain_wheel = has_plain_wheel
+        self.forced = forced
+        self.info = info
 
 
-@dataclass
 class Options:
-    target: Target | None
-    python_version: str
-    tags: Sequence[Tag]
-    pre: bool = False
-    no_variants: bool = False
-    #: project -> label to install without checking it
-    forced: Mapping[NormalizedName, str] = field(default_factory=dict)
-    #: projects for which only plain wheels count (--no-binary lists those that fail loudly)
-    no_binary: frozenset[NormalizedName] = frozenset()
+    __slots__ = ("forced", "no_binary", "no_variants", "pre", "python_version", "tags", "target")
+
+    def __init__(
+        self,
+        target: Target | None,
+        python_version: str,
+        tags: Sequence[Tag],
+        pre: bool = False,
+        no_variants: bool = False,
+        forced: Mapping[NormalizedName, str] | None = None,
+        no_binary: frozenset[NormalizedName] = frozenset(),
+    ) -> None:
+        self.target = target
+        self.python_version = python_version
+        self.tags = tags
+        self.pre = pre
+        self.no_variants = no_variants
+        #: project -> label to install without checking it
+        self.forced: Mapping[NormalizedName, str] = {} if forced is None else forced
+        #: projects for which only plain wheels count (--no-binary lists those that fail loudly)
+        self.no_binary = no_binary
 
 
 def _read_variants(
@@ -122,18 +173,35 @@ def _read_variants(
 _Wheel = tuple[Link, WheelFilename, int]
 
 
-@dataclass
 class CandidateSource:
-    finder: Finder
-    options: Options
-    traces: dict[tuple[NormalizedName, str], VersionTrace] = field(default_factory=dict)
-    _versions: dict[NormalizedName, list[tuple[Version, list[_Wheel]]]] = field(
-        default_factory=dict
+    __slots__ = (
+        "_gates",
+        "_lock",
+        "_ordered",
+        "_ranks",
+        "_versions",
+        "finder",
+        "options",
+        "traces",
     )
-    _ordered: dict[tuple[NormalizedName, Version], list[Candidate]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _ranks: dict[Tag, int] | None = None
-    _gates: dict[NormalizedName, threading.Lock] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        finder: Finder,
+        options: Options,
+        traces: dict[tuple[NormalizedName, str], VersionTrace] | None = None,
+    ) -> None:
+        self.finder = finder
+        self.options = options
+        self.traces: dict[tuple[NormalizedName, str], VersionTrace] = (
+            {} if traces is None else traces
+        )
+        self._versions: dict[NormalizedName, list[tuple[Version, list[_Wheel]]]] = {}
+        self._ordered: dict[tuple[NormalizedName, Version], list[Candidate]] = {}
+        self._lock = threading.Lock()
+        self._ranks: dict[Tag, int] | None = None
+        # one scan of each project, whichever thread asks first
+        self._gates: dict[NormalizedName, threading.Lock] = {}
 
     def _tag_rank(self) -> dict[Tag, int]:
         if self._ranks is None:

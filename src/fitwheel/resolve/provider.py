@@ -13,7 +13,6 @@ import email.parser
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -45,24 +44,35 @@ def _pinned(spec: SpecifierSet) -> bool:
     return any(s.operator in ("==", "===") and "*" not in s.version for s in spec)
 
 
-@dataclass
 class Provider(AbstractProvider[Requirement, Candidate, str]):
-    source: CandidateSource
-    session: Session | None
-    environment: Mapping[str, str]
-    constraints: Mapping[NormalizedName, SpecifierSet] = field(default_factory=dict)
-    no_deps: bool = False
-    #: installed versions to keep when they satisfy (no --upgrade)
-    preferred: Mapping[NormalizedName, Version] = field(default_factory=dict)
-    #: fetch the pages and best metadata of dependencies ahead of the resolver (0: never)
-    prefetch_jobs: int = 8
-    _metadata: dict[str, list[tuple[Requirement, str | None]]] = field(default_factory=dict)
-    _pool: ThreadPoolExecutor | None = None
-    _prefetched: set[str] = field(default_factory=set)
-    _requires_python: dict[str, str | None] = field(default_factory=dict)
-    # one fetch of each wheel's metadata, whether a prefetch thread or the resolver asks first
-    _metadata_lock: threading.Lock = field(default_factory=threading.Lock)
-    _metadata_gates: dict[str, threading.Lock] = field(default_factory=dict)
+    def __init__(
+        self,
+        source: CandidateSource,
+        session: Session | None,
+        environment: Mapping[str, str],
+        constraints: Mapping[NormalizedName, SpecifierSet] | None = None,
+        no_deps: bool = False,
+        preferred: Mapping[NormalizedName, Version] | None = None,
+        prefetch_jobs: int = 8,
+    ) -> None:
+        self.source = source
+        self.session = session
+        self.environment = environment
+        self.constraints: Mapping[NormalizedName, SpecifierSet] = (
+            {} if constraints is None else constraints
+        )
+        self.no_deps = no_deps
+        #: installed versions to keep when they satisfy (no --upgrade)
+        self.preferred: Mapping[NormalizedName, Version] = {} if preferred is None else preferred
+        #: fetch the pages and best metadata of dependencies ahead of the resolver (0: never)
+        self.prefetch_jobs = prefetch_jobs
+        self._metadata: dict[str, list[tuple[Requirement, str | None]]] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._prefetched: set[str] = set()
+        self._requires_python: dict[str, str | None] = {}
+        # one fetch of each wheel's metadata, whether a prefetch thread or the resolver asks first
+        self._metadata_lock = threading.Lock()
+        self._metadata_gates: dict[str, threading.Lock] = {}
 
     # -- resolvelib interface -------------------------------------------------------------------
     def identify(self, requirement_or_candidate: Requirement | Candidate) -> str:

@@ -9,37 +9,59 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
 from fitwheel.errors import FitwheelError
+from fitwheel.variants.frozen import Frozen
 
 
 class RequirementError(FitwheelError):
     pass
 
 
-@dataclass(frozen=True)
-class UserRequirement:
+class UserRequirement(Frozen):
+    __slots__ = ("hashes", "origin", "requirement", "wheel_path")
     requirement: Requirement
-    #: algorithm -> digests pinned with --hash
-    hashes: dict[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False)
+    #: algorithm -> digests pinned with --hash (not part of equality or the hash)
+    hashes: dict[str, frozenset[str]]
     #: a local wheel file given directly
-    wheel_path: Path | None = None
-    origin: str = "command line"
+    wheel_path: Path | None
+    origin: str
+
+    def __init__(
+        self,
+        requirement: Requirement,
+        hashes: dict[str, frozenset[str]] | None = None,
+        wheel_path: Path | None = None,
+        origin: str = "command line",
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "requirement", requirement)
+        _set(self, "hashes", {} if hashes is None else hashes)
+        _set(self, "wheel_path", wheel_path)
+        _set(self, "origin", origin)
+
+    def _values(self) -> tuple[object, ...]:
+        return (self.requirement, self.wheel_path, self.origin)
 
     @property
     def name(self) -> NormalizedName:
         return canonicalize_name(self.requirement.name)
 
 
-@dataclass
 class UserInput:
-    requirements: list[UserRequirement] = field(default_factory=list)
-    constraints: list[UserRequirement] = field(default_factory=list)
+    __slots__ = ("constraints", "requirements")
+
+    def __init__(
+        self,
+        requirements: list[UserRequirement] | None = None,
+        constraints: list[UserRequirement] | None = None,
+    ) -> None:
+        self.requirements: list[UserRequirement] = [] if requirements is None else requirements
+        self.constraints: list[UserRequirement] = [] if constraints is None else constraints
 
 
 def _looks_like_wheel(text: str) -> bool:

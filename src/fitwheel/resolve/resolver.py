@@ -9,7 +9,6 @@ device and the builds on offer (``allow_fallback`` accepts the plain build inste
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from packaging.requirements import Requirement
@@ -34,12 +33,20 @@ class UnsupportedDeviceError(ResolutionError):
     pass
 
 
-@dataclass
 class Resolution:
-    pins: list[Candidate]
-    requested: frozenset[NormalizedName]
-    traces: Mapping[tuple[NormalizedName, str], VersionTrace]
-    decisions: list[str] = field(default_factory=list)
+    __slots__ = ("decisions", "pins", "requested", "traces")
+
+    def __init__(
+        self,
+        pins: list[Candidate],
+        requested: frozenset[NormalizedName],
+        traces: Mapping[tuple[NormalizedName, str], VersionTrace],
+        decisions: list[str] | None = None,
+    ) -> None:
+        self.pins = pins
+        self.requested = requested
+        self.traces = traces
+        self.decisions: list[str] = [] if decisions is None else decisions
 
     def trace_of(self, candidate: Candidate) -> VersionTrace | None:
         return self.traces.get((candidate.name, str(candidate.version)))
