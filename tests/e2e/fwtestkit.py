@@ -323,13 +323,13 @@ def self_signed_cert(folder: Path) -> tuple[Path, Path]:
 
 @contextlib.contextmanager
 def serve(
-    root: Path, tls: tuple[Path, Path] | None = None, **options: Any
+    root: Path, tls: tuple[Path, Path] | None = None, port: int = 0, **options: Any
 ) -> Iterator[tuple[str, ServerState]]:
-    """Serve ``root`` on 127.0.0.1 (a free port), over TLS when ``tls`` gives (cert, key);
-    yields (base URL, state)."""
+    """Serve ``root`` on 127.0.0.1 (``port``, else a free one), over TLS when ``tls`` gives
+    (cert, key); yields (base URL, state)."""
     state = ServerState(root=root, **options)
     handler = type("Handler", (_Handler,), {"state": state})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     server.daemon_threads = True
     scheme = "http"
     if tls is not None:

@@ -206,3 +206,53 @@ def test_https_trusts_the_configured_bundle_only(index_root: Path, tmp_path: Pat
         with pytest.raises(UnreachableError, match="certificate") as info:
             Finder(IndexConfig(f"{url}/simple/"), system).links("beta")
         assert url in str(info.value)
+
+
+def test_hashed_files_come_from_the_cache_without_asking(index_root: Path, tmp_path: Path) -> None:
+    cache = HttpCache(tmp_path / "cache")
+    with serve(index_root) as (url, state):
+        finder = Finder(IndexConfig(f"{url}/simple/"), session(tmp_path, cache=cache))
+        link = next(link for link in finder.links("alpha") if "1.0" in link.filename)
+        assert link.metadata_hashes
+        first = fetch_metadata(link, finder.session)
+        asked = len(state.requests)
+        # the index publishes the file's hash: a cached copy with it needs no round trip
+        assert fetch_metadata(link, finder.session) == first
+        assert len(state.requests) == asked
+    # not even a server
+    assert fetch_metadata(link, session(tmp_path, cache=cache)) == first
+    # a cached copy without the published hash (an older file under the same name) is not
+    # used, nor revalidated into use: the server is asked for the file itself
+    import hashlib
+    import json
+
+    for meta_path in (tmp_path / "cache").rglob("*.json"):
+        meta_data = json.loads(meta_path.read_text())
+        if meta_data["url"] == link.metadata_url:
+            stale = first + b"Requires-Dist: evil\n"
+            meta_path.with_suffix(".body").write_bytes(stale)
+            meta_data["sha256"] = hashlib.sha256(stale).hexdigest()
+            meta_path.write_text(json.dumps(meta_data))
+            break
+    else:
+        raise AssertionError("the metadata was not cached")
+    with serve(index_root, port=int(url.rsplit(":", 1)[1])) as (_url, state2):
+        assert fetch_metadata(link, session(tmp_path, cache=cache)) == first
+        assert [r for r in state2.requests if "if-none-match" not in r[2]]
+
+
+def test_a_hashed_file_that_differs_from_its_hash_is_refused(
+    index_root: Path, tmp_path: Path
+) -> None:
+    from fitwheel.index.http import HashMismatchError
+
+    target = index_root / "simple" / "beta" / "index.html"
+    body = target.read_bytes()
+    digest = __import__("hashlib").sha256(body + b"x").hexdigest()
+    with serve(index_root) as (url, _state):
+        s = session(tmp_path, cache=HttpCache(tmp_path / "cache"))
+        with pytest.raises(HashMismatchError, match="does not have the hash"):
+            s.get(f"{url}/simple/beta/index.html", hashes={"sha256": digest})
+        good = __import__("hashlib").sha256(body).hexdigest()
+        got = s.get(f"{url}/simple/beta/index.html", hashes={"sha256": good})
+        assert got is not None and got.body == body

@@ -218,7 +218,9 @@ class Finder:
                 return path.read_bytes()
             except OSError as exc:
                 raise FitwheelError(f"cannot read {path}: {exc.strerror}.") from exc
-        resp = self._require_session().get(link.url, what=what or link.filename)
+        resp = self._require_session().get(
+            link.url, what=what or link.filename, hashes=dict(link.hashes) or None
+        )
         assert resp is not None
         return resp.body
 

@@ -45,6 +45,15 @@ class HttpError(FitwheelError):
         super().__init__(f"HTTP {status} from {redact(url)}{subject}: {hint}.")
 
 
+class HashMismatchError(FitwheelError):
+    def __init__(self, url: str, what: str = "") -> None:
+        super().__init__(
+            f"{what + ' ' if what else ''}{redact(url)} does not have the hash its index "
+            "publishes; refusing to use it."
+        )
+        self.url = url
+
+
 class UnreachableError(FitwheelError):
     """No answer: DNS failure, refused connection, TLS failure or time-out after the retries."""
 
@@ -203,6 +212,17 @@ class HttpCache:
             pass  # a cache that cannot be written only costs speed
 
 
+def _matches(body: bytes, hashes: Mapping[str, str], known_sha256: object) -> bool:
+    """Whether ``body`` has the first of ``hashes`` this Python can compute (no known
+    algorithm: True, as nothing can be checked)."""
+    for algo, digest in hashes.items():
+        if algo == "sha256" and isinstance(known_sha256, str):
+            return known_sha256 == digest.lower()
+        if algo in hashlib.algorithms_guaranteed:
+            return hashlib.new(algo, body).hexdigest() == digest.lower()
+    return True
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
@@ -342,12 +362,23 @@ class Session:
         what: str = "",
         use_cache: bool = True,
         allow_404: bool = False,
+        hashes: Mapping[str, str] | None = None,
     ) -> Response | None:
-        """GET ``url``; errors raise. With ``allow_404`` a 404 returns None instead."""
+        """GET ``url``; errors raise. With ``allow_404`` a 404 returns None instead.
+
+        ``hashes`` (algorithm -> hex digest, as an index publishes them) make the answer
+        content-addressed: a cached body with that hash is used without asking the server,
+        however old, and a body from the server without it is refused."""
         headers: dict[str, str] = {}
         if accept:
             headers["Accept"] = accept
         cached = self.cache.load(url) if (self.cache and use_cache) else None
+        if cached is not None and hashes:
+            meta, body = cached
+            if _matches(body, hashes, meta.get("sha256")):
+                hdrs = {"content-type": meta.get("content_type", "")}
+                return Response(url, 200, hdrs, body, from_cache=True)
+            cached = None  # not the published content: fetch it afresh, unconditionally
         if cached is not None:
             meta, body = cached
             if float(meta.get("expires_at", 0)) > time.time():
@@ -370,6 +401,8 @@ class Session:
         if resp.status >= 400:
             raise HttpError(url, resp.status, what)
         body = resp.data
+        if hashes and not _matches(body, hashes, None):
+            raise HashMismatchError(url, what)
         if self.cache is not None and use_cache:
             self.cache.store(url, resp_headers, body)
         final = resp.geturl() or url

@@ -124,7 +124,12 @@ def fetch_metadata(link: Link, session: Session | None) -> bytes:
     if session is None:
         raise MetadataError(f"cannot fetch {link.url} without an HTTP session.")
     if link.metadata_hashes is not None:
-        resp = session.get(link.metadata_url, what="wheel metadata", use_cache=True)
+        resp = session.get(
+            link.metadata_url,
+            what="wheel metadata",
+            use_cache=True,
+            hashes=dict(link.metadata_hashes) or None,
+        )
         assert resp is not None
         _check_hash(resp.body, dict(link.metadata_hashes), link.metadata_url)
         return resp.body

@@ -129,13 +129,17 @@ class LinkGroup:
     every folder the names need below ``dst`` (relative, parents first). Names rather than
     path pairs: a wheel may have tens of thousands of files."""
 
-    __slots__ = ("dirs", "dst", "names", "src")
+    __slots__ = ("dirs", "dst", "names", "src", "top")
 
-    def __init__(self, dst: str, src: str, names: list[str], dirs: list[str]) -> None:
+    def __init__(
+        self, dst: str, src: str, names: list[str], dirs: list[str], top: list[str] | None = None
+    ) -> None:
         self.dst = dst
         self.src = src
         self.names = names
         self.dirs = dirs
+        #: the names directly in ``dst`` (worked out here when not given)
+        self.top = [n for n in names if "/" not in n] if top is None else top
 
 
 class Transaction:
@@ -223,7 +227,9 @@ class Transaction:
                 exists = here[parent] and os.path.isdir(group.dst + rel)
                 here[rel] = exists
                 is_dir[group.dst + rel] = exists
-            for name in group.names:
+            # when no folder below dst exists yet, only the files directly in it may
+            names = group.names if any(here[d] for d in group.dirs) else group.top
+            for name in names:
                 if here[name.rpartition("/")[0]]:
                     final = group.dst + name
                     backup = backup_for(final)
@@ -311,9 +317,13 @@ def _without_overlaps(placed: Mapping[str, str], groups: Sequence[LinkGroup]) ->
         drop = {final[len(dst) :] for final in placed if final.startswith(dst)}
         later = taken.get(dst)
         names = group.names
+        if drop and not later:
+            drop.intersection_update(names)
         if drop or later:
             names = [n for n in names if n not in drop and not (later and n in later)]
-        out.append(LinkGroup(dst, group.src, names, group.dirs))
+            out.append(LinkGroup(dst, group.src, names, group.dirs))
+        else:
+            out.append(group)
         if len(groups) > 1:
             taken.setdefault(dst, set()).update(names)
     out.reverse()
@@ -368,7 +378,13 @@ def _place_names(dst: str, src: str, names: list[str], link_mode: str, hook: Any
     for name in names:
         folder = name.rpartition("/")[0]
         if folder not in made:
-            os.makedirs(dst + folder, exist_ok=True)
+            try:
+                os.mkdir(dst + folder)
+            except FileExistsError:
+                pass
+            except FileNotFoundError:
+                # its parent is not there yet (another thread may be about to make it)
+                os.makedirs(dst + folder, exist_ok=True)
             made.add(folder)
         if try_link:
             try:
