@@ -1,6 +1,7 @@
 """Whole ``fitwheel install`` runs against a static variant index served on 127.0.0.1, with the
 published torch/torchvision variants files and stand-in wheels, into real virtual environments."""
 
+import hashlib
 import json
 import shutil
 import socket
@@ -69,8 +70,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         stray.unlink()  # the index build derives its own; the published files replace them below
     build_index(wheels, root / "out")
     for name, version in (("torch", "2.9.0"), ("torchvision", "0.24.0")):
-        (published,) = (root / "out" / "files").rglob(f"{name}-{version}-variants.json")
-        shutil.copy(FIXTURES / published.name, published)
+        (built,) = (root / "out" / "files").rglob(f"{name}-{version}-variants.json")
+        before = hashlib.sha256(built.read_bytes()).hexdigest()
+        shutil.copy(FIXTURES / built.name, built)
+        after = hashlib.sha256(built.read_bytes()).hexdigest()
+        # the pages publish each file's hash, which fitwheel checks: publish the new one
+        for page in (root / "out" / "simple").rglob("index.*"):
+            page.write_text(page.read_text().replace(before, after))
     return root / "out"
 
 
