@@ -5,6 +5,7 @@ import random
 import subprocess
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,46 @@ def test_a_damaged_archive_is_refused_and_nothing_is_cached(tmp_path: Path) -> N
     with pytest.raises(UnpackError):
         UnpackedCache(tmp_path / "unpacked").get(wheel, sha256_of(wheel))
     assert not list((tmp_path / "unpacked").glob("*/*/fitwheel-unpacked.json"))
+
+
+def _rewrite_record(wheel: Path, edit: Callable[[str], str], extra: dict[str, bytes]) -> Path:
+    """A copy of ``wheel`` with its RECORD passed through ``edit`` and ``extra`` members added."""
+    out = wheel.parent / "edited" / wheel.name
+    out.parent.mkdir(exist_ok=True)
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith(".dist-info/RECORD"):
+                data = edit(data.decode()).encode()
+            dst.writestr(info, data)
+        for name, data in extra.items():
+            dst.writestr(name, data)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda r: r.replace("sha256=", "sha256-", 1), "malformed"),
+        (lambda r: r.replace("sha256=", "whirlpool9=", 1), "unknown hash"),
+        (lambda r: "\n".join(line.rsplit(",", 1)[0] + "," for line in r.splitlines()), "no size"),
+        (lambda r: r + "only-a-path\n", "bad row"),
+        (lambda r: "\n".join(r.splitlines()[1:]), "does not match its RECORD entry"),
+    ],
+)
+def test_a_bad_record_is_refused_naming_the_wheel(
+    tmp_path: Path, edit: Callable[[str], str], message: str
+) -> None:
+    wheel = make_wheel(tmp_path / "w", "tool", "1.0", files={"tool/__init__.py": "V = 1\n"})
+    bad = _rewrite_record(wheel, edit, {})
+    with pytest.raises(UnpackError, match=message) as caught:
+        UnpackedCache(tmp_path / "unpacked").get(bad, sha256_of(bad))
+    assert "tool-1.0" in str(caught.value)
+    assert not any((tmp_path / "unpacked").glob("*/*/fitwheel-unpacked.json"))
+
+
+def test_record_signatures_need_no_record_entry(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path / "w", "tool", "1.0", files={"tool/__init__.py": "V = 1\n"})
+    signed = _rewrite_record(wheel, lambda r: r, {"tool-1.0.dist-info/RECORD.jws": b"{}"})
+    got = UnpackedCache(tmp_path / "unpacked").get(signed, sha256_of(signed))
+    assert (got.folder / "files" / "tool-1.0.dist-info" / "RECORD.jws").read_bytes() == b"{}"

@@ -3,6 +3,11 @@
 A wheel whose sha256 is known (from the index or ``--hash``) and already in the cache is not
 fetched again. Downloads go to a temporary name next to their final place and are renamed only
 once the hash matched, so an interrupted download never looks complete.
+
+:meth:`Downloader.start` begins a download in the background before it is known to be needed
+(the installer starts each wheel the resolver pins, so downloading and unpacking overlap the rest
+of the resolution); :meth:`Downloader.fetch_all` then waits for those it started and fetches the
+others. A started download that turns out not to be needed only fills the cache.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import hashlib
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import BinaryIO, cast
 
@@ -179,6 +184,48 @@ class Downloader:
         self.jobs = jobs
         #: for a wheel about to be downloaded: something that creates its files meanwhile
         self.prepare = prepare
+        self._pool: ThreadPoolExecutor | None = None
+        #: url -> (item, its fetch) for downloads begun by start()
+        self._started: dict[str, tuple[DownloadItem, Future[Downloaded]]] = {}
+
+    def _submit(
+        self,
+        item: DownloadItem,
+        progress: Callable[[str, int], None] | None,
+        then: Callable[[Downloaded], object] | None,
+    ) -> Future[Downloaded]:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=max(1, self.jobs))
+        return self._pool.submit(self._one, item, progress, then)
+
+    def _one(
+        self,
+        item: DownloadItem,
+        progress: Callable[[str, int], None] | None,
+        then: Callable[[Downloaded], object] | None,
+    ) -> Downloaded:
+        done = self.fetch(item, progress)
+        if then is not None:
+            then(done)
+        return done
+
+    def start(
+        self,
+        item: DownloadItem,
+        progress: Callable[[str, int], None] | None = None,
+        then: Callable[[Downloaded], object] | None = None,
+    ) -> None:
+        """Begin fetching ``item`` (then running ``then`` on it) in the background, unless
+        that was begun already. Errors wait for :meth:`fetch_all`, which reports them only for
+        items it is asked for."""
+        if item.url not in self._started:
+            self._started[item.url] = (item, self._submit(item, progress, then))
+
+    def close(self) -> None:
+        """Stop the downloads not begun yet; those under way finish on their own."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def _cached(self, sha256: str, filename: str) -> Path:
         return self.cache_dir / sha256[:2] / sha256 / filename
@@ -269,24 +316,22 @@ class Downloader:
         """Every item, in order; the first failure cancels the rest and is raised.
 
         ``then`` runs on each file as soon as it is there (say, unpacking it while the others
-        still download)."""
-
-        def one(item: DownloadItem) -> Downloaded:
-            done = self.fetch(item, progress)
-            if then is not None:
-                then(done)
-            return done
-
-        if len(items) <= 1 or self.jobs <= 1:
-            return [one(item) for item in items]
-        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            futures = [pool.submit(one, item) for item in items]
-            try:
-                return [f.result() for f in futures]
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                raise
+        still download). Items begun by :meth:`start` are not fetched again."""
+        if len(items) <= 1 and not self._started:
+            return [self._one(item, progress, then) for item in items]
+        futures = []
+        for item in items:
+            begun = self._started.get(item.url)
+            if begun is not None and begun[0] == item:
+                futures.append(begun[1])
+            else:
+                futures.append(self._submit(item, progress, then))
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
 
     def clear(self) -> None:
         shutil.rmtree(self.cache_dir, ignore_errors=True)

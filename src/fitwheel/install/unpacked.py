@@ -152,6 +152,52 @@ def _contents(fd: int, info: zipfile.ZipInfo, wheel: str) -> Iterator[bytes]:
         raise UnpackError(f"{wheel} is damaged ({info.filename}: {exc}).") from exc
 
 
+def _extract_small(fd: int, member: _Member, wheel: str) -> str:
+    """:func:`_extract` for a member inflated in one piece, with less machinery per file (a
+    wheel's members are mostly small, and many)."""
+    info = member.info
+    raw = os.pread(fd, info.compress_size, _data_offset(fd, info, wheel))
+    if len(raw) != info.compress_size:
+        raise UnpackError(f"{wheel} is truncated (in {info.filename}).")
+    if info.compress_type == 8:  # deflate
+        inflate = _inflater()
+        try:
+            data = inflate.decompress(raw, -15, max(info.file_size, 1))
+        except (zlib.error, inflate.error) as exc:
+            raise UnpackError(f"{wheel} is damaged ({info.filename}: {exc}).") from exc
+    elif info.compress_type == 0:  # stored
+        data = raw
+    else:
+        return _extract(fd, member, wheel)  # reports the method
+    out = os.open(member.target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        written = os.write(out, data)
+        if written < len(data):
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(out, view) :]
+        if member.executable:
+            os.fchmod(out, 0o755)
+    finally:
+        os.close(out)
+    sha256 = _b64(hashlib.sha256(data).digest())
+    if member.expected is None:
+        if zlib.crc32(data) != info.CRC or len(data) != info.file_size:
+            raise UnpackError(f"cannot install {wheel}: {info.filename} is damaged (bad checksum).")
+        return sha256
+    checked = (
+        sha256
+        if member.algorithm == "sha256"
+        else _b64(hashlib.new(member.algorithm, data).digest())
+    )
+    if member.expected != (checked, len(data)):
+        raise UnpackError(
+            f"cannot install {wheel}: {info.filename} does not match its RECORD entry "
+            "(the wheel was altered or built wrongly)"
+        )
+    return sha256
+
+
 def _extract(fd: int, member: _Member, wheel: str) -> str:
     """Write one member to its target, checking it against RECORD; returns its sha256 (b64)."""
     checker = hashlib.new(member.algorithm)
@@ -206,7 +252,9 @@ def _extract_all(wheel: Path, members: list[_Member]) -> list[str]:
             if member is None:
                 return
             try:
-                digests[member.index] = _extract(fd, member, wheel.name)
+                small = member.info.file_size <= _WHOLE
+                extract = _extract_small if small else _extract
+                digests[member.index] = extract(fd, member, wheel.name)
             except BaseException as exc:
                 failures.append(exc)
                 return
@@ -230,25 +278,59 @@ def _extract_all(wheel: Path, members: list[_Member]) -> list[str]:
     return digests
 
 
+#: digital signatures of RECORD, which RECORD cannot list
+_SIGNATURES = ("RECORD.jws", "RECORD.p7s")
+
+
+def _read_record(data: bytes, wheel: str) -> dict[str, tuple[str, str, int]]:
+    """RECORD's rows with a hash: path -> (algorithm, urlsafe-base64 digest, size)."""
+    import csv
+    import io
+
+    try:
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise UnpackError(f"cannot install {wheel}: its RECORD cannot be read ({exc}).") from exc
+    records: dict[str, tuple[str, str, int]] = {}
+    for row in rows:
+        if not row:
+            continue
+        if len(row) != 3 or not row[0]:
+            raise UnpackError(f"cannot install {wheel}: its RECORD has a bad row {row!r}.")
+        path, hash_, size = row
+        if not hash_:
+            continue  # RECORD itself; any other file without a hash is refused when met
+        algorithm, sep, digest = hash_.partition("=")
+        if not sep or not digest:
+            raise UnpackError(f"cannot install {wheel}: RECORD's hash for {path} is malformed.")
+        if algorithm not in hashlib.algorithms_guaranteed:
+            raise UnpackError(f"{wheel}: RECORD uses the unknown hash {algorithm!r}.")
+        try:
+            size_value = int(size)
+        except ValueError:
+            raise UnpackError(
+                f"cannot install {wheel}: RECORD gives {path} a hash but no size in bytes."
+            ) from None
+        records[path] = (algorithm, digest, size_value)
+    return records
+
+
 def _unpack(wheel: Path, folder: Path) -> dict[str, Any]:
     """Extract ``wheel`` into ``folder``, checking every member against RECORD on the way (one
     pass over the content)."""
     import zipfile
 
-    from installer.records import RecordEntry, parse_record_file
     from installer.sources import WheelFile
 
     with zipfile.ZipFile(wheel) as archive:
         source = WheelFile(archive)
         try:
-            source.validate_record(validate_contents=False)
-            lines = source.read_dist_info("RECORD").splitlines()
-            records = {
-                r.path: r for r in (RecordEntry.from_elements(*e) for e in parse_record_file(lines))
-            }
+            record_path = f"{source.dist_info_dir}/RECORD"
+            records = _read_record(archive.read(record_path), wheel.name)
+        except UnpackError:
+            raise
         except Exception as exc:
             raise UnpackError(f"cannot install {wheel.name}: {exc}") from exc
-        record_path = f"{source.dist_info_dir}/RECORD"
         infos = [info for info in archive.infolist() if not info.filename.endswith("/")]
         manifest: dict[str, Any] = {
             "version": MANIFEST_VERSION,
@@ -274,17 +356,16 @@ def _unpack(wheel: Path, folder: Path) -> dict[str, Any]:
         target = os.path.join(base, *parts)
         parents.add(os.path.dirname(target))
         record = records.get(name)
-        algorithm = record.hash_.name if record is not None and record.hash_ else "sha256"
-        if algorithm not in hashlib.algorithms_guaranteed:
-            raise UnpackError(f"{wheel.name}: RECORD uses the unknown hash {algorithm!r}.")
+        algorithm = record[0] if record is not None else "sha256"
         expected: tuple[str, int | None] | None = None
-        if name != record_path:
-            if record is None or record.hash_ is None:
+        signature = name.startswith(source.dist_info_dir + "/") and parts[-1] in _SIGNATURES
+        if name != record_path and not signature:
+            if record is None:
                 raise UnpackError(
                     f"cannot install {wheel.name}: {name} does not match its RECORD entry "
                     "(the wheel was altered or built wrongly)"
                 )
-            expected = (record.hash_.value, record.size)
+            expected = (record[1], record[2])
         mode = info.external_attr >> 16
         executable = bool(mode and stat.S_ISREG(mode) and mode & 0o111)
         members.append(_Member(len(members), info, target, algorithm, expected, executable))

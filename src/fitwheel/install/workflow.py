@@ -10,7 +10,7 @@ import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -298,6 +298,78 @@ def _resolve_and_install(
             installed[name] = Version(dist.version)
         except InvalidVersion:
             continue
+    unpacked = UnpackedCache(cache_root / "unpacked", verify=request.force_reinstall)
+
+    def prepare(item: DownloadItem) -> Precreator | None:
+        # creating thousands of files is slow on many filesystems: start while downloading
+        known = item.known_sha256
+        if known is not None and unpacked.has(known):
+            return None
+        return unpacked.precreator()
+
+    def unpack(done: Downloaded) -> None:
+        # unpack each wheel (checking it against its RECORD) while the others still download;
+        # a broken wheel is reported by the install step below, with nothing changed
+        with contextlib.suppress(Exception):
+            unpacked.get(done.path, done.sha256, done.prepared)
+
+    downloader = Downloader(session, cache_root / "wheels", jobs=request.jobs, prepare=prepare)
+    try:
+        return _resolve_then_install(
+            request,
+            env,
+            config,
+            source,
+            session,
+            user,
+            profile,
+            progress,
+            notice,
+            installed_dists,
+            installed,
+            unpacked,
+            downloader,
+            unpack,
+        )
+    finally:
+        downloader.close()
+
+
+def _item_of(cand: Candidate) -> DownloadItem:
+    return DownloadItem(
+        cand.link.filename,
+        cand.link.url,
+        {a: frozenset({h}) for a, h in cand.link.hashes.items()},
+    )
+
+
+def _resolve_then_install(
+    request: InstallRequest,
+    env: TargetEnvironment,
+    config: IndexConfig,
+    source: CandidateSource,
+    session: Session,
+    user: UserInput,
+    profile: Profile | None,
+    progress: Callable[[str, int], None] | None,
+    notice: TextIO | None,
+    installed_dists: Mapping[NormalizedName, Any],
+    installed: Mapping[NormalizedName, Version],
+    unpacked: UnpackedCache,
+    downloader: Downloader,
+    unpack: Callable[[Downloaded], None],
+) -> InstallOutcome:
+    on_pin = None
+    if not (request.dry_run or request.require_hashes) and not any(
+        item.hashes for item in user.requirements
+    ):
+
+        def on_pin(cand: Candidate) -> None:
+            # download (and unpack) each wheel as the resolver pins it, while it goes on
+            if installed.get(cand.name) == cand.version and not request.force_reinstall:
+                return  # most likely kept as installed
+            downloader.start(_item_of(cand), progress, unpack)
+
     resolution = resolve(
         user,
         source,
@@ -308,6 +380,7 @@ def _resolve_and_install(
         no_deps=request.no_deps,
         devices=profile.devices if profile is not None else (),
         allow_fallback=request.allow_fallback,
+        on_pin=on_pin,
     )
     no_binary = {canonicalize_name(n) for n in request.no_binary}
     for cand in resolution.pins:
@@ -372,23 +445,6 @@ def _resolve_and_install(
                     )
                 hashes[algo] = digests
         items.append(DownloadItem(p.candidate.link.filename, p.candidate.link.url, hashes))
-    unpacked = UnpackedCache(cache_root / "unpacked", verify=request.force_reinstall)
-
-    def prepare(item: DownloadItem) -> Precreator | None:
-        # creating thousands of files is slow on many filesystems: start while downloading
-        known = item.known_sha256
-        if known is not None and unpacked.has(known):
-            return None
-        return unpacked.precreator()
-
-    downloader = Downloader(session, cache_root / "wheels", jobs=request.jobs, prepare=prepare)
-
-    def unpack(done: Downloaded) -> None:
-        # unpack each wheel (checking it against its RECORD) while the others still download;
-        # a broken wheel is reported by the install step below, with nothing changed
-        with contextlib.suppress(Exception):
-            unpacked.get(done.path, done.sha256, done.prepared)
-
     fetched = downloader.fetch_all(items, progress, then=unpack)
     for p, done in zip(to_fetch, fetched, strict=True):
         p.downloaded = done

@@ -54,6 +54,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         no_deps: bool = False,
         preferred: Mapping[NormalizedName, Version] | None = None,
         prefetch_jobs: int = 8,
+        on_pin: Callable[[Candidate], None] | None = None,
     ) -> None:
         self.source = source
         self.session = session
@@ -66,6 +67,8 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self.preferred: Mapping[NormalizedName, Version] = {} if preferred is None else preferred
         #: fetch the pages and best metadata of dependencies ahead of the resolver (0: never)
         self.prefetch_jobs = prefetch_jobs
+        #: told of each candidate the resolver is about to pin (it may still backtrack)
+        self.on_pin = on_pin
         self._metadata: dict[str, list[tuple[Requirement, str | None]]] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._prefetched: set[str] = set()
@@ -204,6 +207,8 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             self._pool = None
 
     def get_dependencies(self, candidate: Candidate) -> list[Requirement]:
+        if self.on_pin is not None and not candidate.extras:
+            self.on_pin(candidate)
         deps = self._dependencies(candidate)
         self.prefetch(req.name for req in deps)
         return deps

@@ -8,7 +8,7 @@ device and the builds on offer (``allow_fallback`` accepts the plain build inste
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from packaging.requirements import Requirement
@@ -77,7 +77,11 @@ def resolve(
     no_deps: bool = False,
     devices: Sequence[Device] = (),
     allow_fallback: bool = False,
+    on_pin: Callable[[Candidate], None] | None = None,
 ) -> Resolution:
+    """Pin a candidate for every requirement and dependency. ``on_pin`` hears of each
+    candidate as the resolver is about to pin it (before its dependencies are read), so that
+    its download can start; a later backtrack may still drop it."""
     from resolvelib import Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
@@ -98,6 +102,7 @@ def resolve(
         constraints=constraints,
         no_deps=no_deps,
         preferred=preferred,
+        on_pin=on_pin,
     )
     decisions: list[str] = []
     roots: list[Requirement] = []
