@@ -34,7 +34,7 @@ def test_every_member_is_created_empty_whatever_the_chunks(tmp_path: Path, chunk
     wheel = make_wheel(tmp_path / "w", "pkg", "1.0", files=files)
     with zipfile.ZipFile(wheel) as archive:
         names = {n for n in archive.namelist() if not n.endswith("/")}
-    pre = Precreator(tmp_path / "pre")
+    pre = Precreator(tmp_path / "pre", start_after=1)
     feed(pre, wheel.read_bytes(), chunk)
     assert created(tmp_path / "pre") == names
     assert all((tmp_path / "pre" / "files" / n).stat().st_size == 0 for n in names)
@@ -55,7 +55,7 @@ def test_sizes_after_the_data_end_the_early_work(tmp_path: Path) -> None:
         for i in range(3):
             with archive.open(f"pkg/m{i}.py", "w") as member:
                 member.write(b"X = 1\n")
-    pre = Precreator(tmp_path / "pre")
+    pre = Precreator(tmp_path / "pre", start_after=1)
     feed(pre, stream.getvalue(), 100)
     assert created(tmp_path / "pre") == set()
 
@@ -66,7 +66,7 @@ def test_unsafe_names_are_not_created(tmp_path: Path) -> None:
         archive.writestr("../escape.py", b"x")
         archive.writestr("/abs.py", b"x")
         archive.writestr("ok/fine.py", b"x")
-    pre = Precreator(tmp_path / "pre")
+    pre = Precreator(tmp_path / "pre", start_after=1)
     feed(pre, buffer.getvalue(), 10)
     assert created(tmp_path / "pre") == {"ok/fine.py"}
     assert not (tmp_path / "escape.py").exists()
@@ -75,7 +75,7 @@ def test_unsafe_names_are_not_created(tmp_path: Path) -> None:
 def test_the_unpacker_fills_the_created_files(tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path / "w", "pkg", "1.0", files={"pkg/a.py": "A = 1\n"})
     cache = UnpackedCache(tmp_path / "unpacked")
-    pre = cache.precreator()
+    pre = cache.precreator(start_after=1)
     for start in range(0, wheel.stat().st_size, 50):
         pre.feed(wheel.read_bytes()[start : start + 50])
     source = cache.get(wheel, sha256_of(wheel), pre)
@@ -88,7 +88,7 @@ def test_a_restarted_download_does_not_use_what_was_created(tmp_path: Path) -> N
     other = make_wheel(tmp_path / "o", "other", "1.0", files={"pkg/a.py/x.py": "X = 1\n"})
     wheel = make_wheel(tmp_path / "w", "pkg", "1.0", files={"pkg/a.py": "A = 1\n"})
     cache = UnpackedCache(tmp_path / "unpacked")
-    pre = cache.precreator()
+    pre = cache.precreator(start_after=1)
     pre.feed(other.read_bytes())  # a stale partial download of another file
     pre.reset()
     pre.feed(wheel.read_bytes())
@@ -96,3 +96,15 @@ def test_a_restarted_download_does_not_use_what_was_created(tmp_path: Path) -> N
     source = cache.get(wheel, sha256_of(wheel), pre)
     assert (source.folder / "files" / "pkg" / "a.py").read_text() == "A = 1\n"
     assert not pre.folder.exists()
+
+
+def test_a_small_wheel_starts_no_thread(tmp_path: Path) -> None:
+    import threading
+
+    before = threading.active_count()
+    pre = Precreator(tmp_path / "pre")  # the default: a thread only for many members
+    wheel = make_wheel(tmp_path / "w", "small", "1.0", files={"small/__init__.py": "X = 1\n"})
+    pre.feed(wheel.read_bytes())
+    assert threading.active_count() == before
+    pre.close()
+    assert not (tmp_path / "pre" / "files").exists()

@@ -6,6 +6,9 @@ the names are known as the bytes arrive: :class:`Precreator` reads the local hea
 download stream and, in a thread of its own, creates each member as an empty file in a folder of
 the unpacked-wheel cache. The unpacker then only opens and fills them.
 
+The thread starts only once a wheel has named many members: for a small wheel it would cost more
+than the files it saves.
+
 Nothing here is trusted: a member name that is unsafe, a header that cannot be skipped (sizes in
 a data descriptor, zip64) or any error simply ends the early work, and the unpacker checks the
 finished archive (central directory, RECORD, hashes) as it always does. Files are only ever
@@ -26,14 +29,17 @@ _HEADER = struct.Struct("<4sHHHHHIIIHH")
 _MAGIC = b"PK\x03\x04"
 _DONE = ""
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+#: members named before the thread starts
+_START_AFTER = 64
 
 
 class Precreator:
     """Feed it the download's bytes in order (:meth:`feed`); it creates ``{folder}/files/NAME``
     for every member named so far."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, start_after: int = _START_AFTER) -> None:
         self.folder = folder
+        self._start_after = max(1, start_after)
         self._base = os.path.join(folder, "files")
         self._buffer = bytearray()
         self._skip = 0
@@ -41,9 +47,9 @@ class Precreator:
         self.tainted = False
         self._stopped = False
         self._names: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._named = 0
         self._halt = threading.Event()
-        self._thread = threading.Thread(target=self._create, daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
 
     def feed(self, data: bytes) -> None:
         self._fed = True
@@ -88,6 +94,11 @@ class Precreator:
             self._names.put(name_bytes.decode("utf-8"))
         except UnicodeDecodeError:
             self._stop_parsing()
+            return
+        self._named += 1
+        if self._named == self._start_after:
+            self._thread = threading.Thread(target=self._create, daemon=True)
+            self._thread.start()
 
     def _stop_parsing(self) -> None:
         self._stopped = True
@@ -130,7 +141,7 @@ class Precreator:
 
     def wait(self) -> None:
         """Wait until every file named so far exists (once the stream reached its end)."""
-        if self._stopped:
+        if self._stopped and self._thread is not None:
             self._thread.join()
 
     def close(self) -> None:
@@ -139,7 +150,8 @@ class Precreator:
         self._halt.set()
         self._stopped = True
         self._names.put(_DONE)
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
 
     def discard(self) -> None:
         self.close()

@@ -456,12 +456,12 @@ class UnpackedCache:
     def has(self, sha256: str) -> bool:
         return (self.folder(sha256) / MANIFEST).is_file()
 
-    def precreator(self) -> Precreator:
+    def precreator(self, **options: int) -> Precreator:
         """A folder whose files a :class:`Precreator` creates while the wheel downloads; hand
         it to :meth:`get`."""
         tmp = self.root / "tmp" / os.urandom(16).hex()
         tmp.mkdir(parents=True)
-        return Precreator(tmp)
+        return Precreator(tmp, **options)
 
     def get(self, wheel: Path, sha256: str, prepared: Precreator | None = None) -> UnpackedWheel:
         """The unpacked form of ``wheel`` (whose content hash is ``sha256``), unpacking it once
