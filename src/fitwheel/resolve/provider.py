@@ -72,6 +72,8 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self._metadata: dict[str, list[tuple[Requirement, str | None]]] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._prefetched: set[str] = set()
+        self._prefetch_lock = threading.Lock()
+        self._closed = False
         self._requires_python: dict[str, str | None] = {}
         # one fetch of each wheel's metadata, whether a prefetch thread or the resolver asks first
         self._metadata_lock = threading.Lock()
@@ -179,38 +181,54 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             return False
         return requirement.specifier.contains(candidate.version, prereleases=True)
 
-    def prefetch(self, names: Iterable[str]) -> None:
+    def prefetch(self, requirements: Iterable[Requirement]) -> None:
         """Start fetching what the resolver is about to ask for, so that network round trips
-        overlap; failures surface when the resolver asks for the same thing itself."""
+        overlap: each project's page, and the metadata of its likely pick (the newest version
+        the requirement allows), then the same for that pick's dependencies, and so on down
+        the tree, ahead of the resolver. Failures surface when the resolver asks for the same
+        thing itself."""
         if self.prefetch_jobs <= 0:
             return
-        for name in names:
-            key = canonicalize_name(name)
-            if key in self._prefetched:
-                continue
-            self._prefetched.add(key)
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.prefetch_jobs, thread_name_prefix="prefetch")
-            self._pool.submit(self._warm, key)
+        with self._prefetch_lock:
+            if self._closed:
+                return
+            for req in requirements:
+                key = canonicalize_name(req.name)
+                if key in self._prefetched:
+                    continue
+                self._prefetched.add(key)
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(
+                        self.prefetch_jobs, thread_name_prefix="prefetch"
+                    )
+                self._pool.submit(self._warm, key, req.specifier)
 
-    def _warm(self, name: str) -> None:
+    def _warm(self, name: str, specifier: SpecifierSet) -> None:
         with contextlib.suppress(Exception):
-            versions = self.source.versions(name)
-            if versions:
-                candidates = self.source.version_candidates(name, versions[0][0])
-                if candidates:
-                    self._requires(candidates[0])
+            pre = self.source.options.pre or any(s.prereleases for s in specifier)
+            for version, _wheels in self.source.versions(name):
+                if (pre or not version.is_prerelease) and specifier.contains(
+                    version, prereleases=True
+                ):
+                    break
+            else:
+                return
+            candidates = self.source.version_candidates(name, version)
+            if candidates:
+                self.prefetch(self._dependencies(candidates[0]))
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        with self._prefetch_lock:
+            self._closed = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def get_dependencies(self, candidate: Candidate) -> list[Requirement]:
         if self.on_pin is not None and not candidate.extras:
             self.on_pin(candidate)
         deps = self._dependencies(candidate)
-        self.prefetch(req.name for req in deps)
+        self.prefetch(deps)
         return deps
 
     def _dependencies(self, candidate: Candidate) -> list[Requirement]:

@@ -115,7 +115,7 @@ def resolve(
         req.marker = None
         roots.append(req)
     resolver: Resolver[Requirement, Candidate, str] = Resolver(provider, _reporter(decisions))
-    provider.prefetch(req.name for req in roots)
+    provider.prefetch(roots)
     try:
         result = resolver.resolve(roots, max_rounds=2000)
     except ResolutionImpossible as exc:
