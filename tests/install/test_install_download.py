@@ -123,3 +123,27 @@ def test_a_server_without_ranges_sends_the_whole_file_again(tmp_path: Path) -> N
         part.write_bytes(wheel.read_bytes()[:50])
         done = Downloader(Session(retries=0, env={}), cache).fetch(item)
         assert done.path.read_bytes() == wheel.read_bytes()
+
+
+def test_started_downloads_are_reused_and_only_asked_for_failures_count(
+    tmp_path: Path, files: Path
+) -> None:
+    with serve(files) as (url, state):
+        downloader = Downloader(Session(retries=0, env={}), tmp_path / "cache", jobs=2)
+        wanted = items(files, url)[:3]
+        unpacked: list[str] = []
+        for item in wanted:
+            downloader.start(item, then=lambda done: unpacked.append(done.item.filename))
+        # started ahead but not needed in the end (the resolver moved on), and broken
+        dropped = DownloadItem("gone-1.0-py3-none-any.whl", f"{url}/gone-1.0-py3-none-any.whl")
+        downloader.start(dropped)
+        done = downloader.fetch_all(wanted, then=lambda d: unpacked.append("again"))
+        assert [d.item for d in done] == wanted
+        wheel_requests = [r for r in state.requests if r[1].endswith(".whl")]
+        assert len(wheel_requests) == 4, "each started file fetched once, none twice"
+        assert sorted(unpacked) == sorted(i.filename for i in wanted)
+        # an item that differs from the one started (other hashes) is fetched on its own terms
+        other = DownloadItem(wanted[0].filename, wanted[0].url, {"sha256": frozenset({"0" * 64})})
+        with pytest.raises(HashMismatchError):
+            downloader.fetch_all([other, wanted[1]])
+        downloader.close()
