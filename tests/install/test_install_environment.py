@@ -73,3 +73,26 @@ def test_a_new_venv_of_a_known_base_needs_no_interpreter_run(
     assert second.prefix == other and second.python == str(other / "bin" / "python")
     assert second.scheme["purelib"].startswith(str(other) + os.sep)
     assert first.markers == second.markers and first.tags == second.tags
+
+
+def test_a_venv_of_fitwheels_own_interpreter_needs_no_interpreter_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    from fitwheel.install.environment import _venv_of
+
+    if _venv_of(sys.executable) is None:
+        pytest.skip("fitwheel itself runs outside a virtual environment here")
+    target = tmp_path / "fresh"
+    # made as python -m venv makes it, from the interpreter running fitwheel
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(target)], check=True)
+    asked = inspect_environment(str(target), {}, cache_dir=None)
+
+    def no_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the interpreter was run")
+
+    monkeypatch.setattr(subprocess, "run", no_run)
+    # an empty cache: nothing asked before
+    assert inspect_environment(str(target), {}, cache_dir=tmp_path / "envs") == asked

@@ -23,16 +23,19 @@ from fitwheel.variants.frozen import Frozen
 
 SCHEME_KEYS = ("purelib", "platlib", "scripts", "data", "headers")
 
-_PROBE = r"""
-import json, os, platform, sys, sysconfig
-paths = sysconfig.get_paths()
-impl = sys.implementation
-def fmt(info):
+# What an interpreter says of itself: run by the target interpreter (``-c``), or, for a venv of
+# the very interpreter running fitwheel, here (see _probe).
+_PROBE_FUNCTION = r"""
+def probe():
+  import os, platform, sys, sysconfig
+  paths = sysconfig.get_paths()
+  impl = sys.implementation
+  def fmt(info):
     v = "{0.major}.{0.minor}.{0.micro}".format(info)
     if info.releaselevel != "final":
         v += info.releaselevel[0] + str(info.serial)
     return v
-print(json.dumps({
+  return {
     "executable": sys.executable,
     "prefix": sys.prefix,
     "base_prefix": sys.base_prefix,
@@ -55,8 +58,17 @@ print(json.dumps({
         "python_version": ".".join(platform.python_version_tuple()[:2]),
         "sys_platform": sys.platform,
     },
-}))
+  }
 """
+_PROBE = _PROBE_FUNCTION + "import json\nprint(json.dumps(probe()))\n"
+
+
+def _probe_here() -> dict[str, Any]:
+    """:data:`_PROBE`'s answer for the interpreter running fitwheel."""
+    namespace: dict[str, Any] = {}
+    exec(_PROBE_FUNCTION, namespace)
+    data: dict[str, Any] = namespace["probe"]()
+    return data
 
 
 class EnvironmentError_(FitwheelError):
@@ -301,6 +313,18 @@ def _probe(interpreter: str, cache_dir: Path | None) -> dict[str, Any]:
             return _from_template(template, venv)
         except (KeyError, TypeError, AttributeError):
             pass  # an unreadable entry: ask the interpreter
+    if shared is not None and venv is not None:
+        # a venv made the same way from the interpreter running fitwheel: its answers are ours,
+        # with the folder swapped, and need no interpreter start at all
+        ours = _venv_of(sys.executable)
+        if (
+            ours is not None
+            and os.path.basename(interpreter) == os.path.basename(sys.executable)
+            and _template_key(sys.executable, ours) == template_key
+            and (template := _to_template(_probe_here(), ours)) is not None
+        ):
+            _write_json(shared, template)
+            return _from_template(template, venv)
     import subprocess
 
     try:
