@@ -226,13 +226,13 @@ def test_hashed_files_come_from_the_cache_without_asking(index_root: Path, tmp_p
     import hashlib
     import json
 
-    for meta_path in (tmp_path / "cache").rglob("*.json"):
-        meta_data = json.loads(meta_path.read_text())
+    for entry in (p for p in (tmp_path / "cache").rglob("*") if p.is_file()):
+        head, _, _body = entry.read_bytes().partition(b"\n")
+        meta_data = json.loads(head)
         if meta_data["url"] == link.metadata_url:
             stale = first + b"Requires-Dist: evil\n"
-            meta_path.with_suffix(".body").write_bytes(stale)
             meta_data["sha256"] = hashlib.sha256(stale).hexdigest()
-            meta_path.write_text(json.dumps(meta_data))
+            entry.write_bytes(json.dumps(meta_data).encode() + b"\n" + stale)
             break
     else:
         raise AssertionError("the metadata was not cached")
@@ -256,3 +256,28 @@ def test_a_hashed_file_that_differs_from_its_hash_is_refused(
         good = __import__("hashlib").sha256(body).hexdigest()
         got = s.get(f"{url}/simple/beta/index.html", hashes={"sha256": good})
         assert got is not None and got.body == body
+
+
+def test_a_torn_cache_entry_is_a_miss_and_a_304_rewrites_nothing(
+    index_root: Path, tmp_path: Path
+) -> None:
+    cache = HttpCache(tmp_path / "cache")
+    with serve(index_root) as (url, state):
+        s = session(tmp_path, cache=cache)
+        first = s.get(f"{url}/simple/beta/")
+        assert first is not None
+        (entry,) = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+        stamp = entry.stat().st_mtime_ns, entry.stat().st_ino
+        again = s.get(f"{url}/simple/beta/")
+        assert again is not None and again.from_cache
+        assert state.requests[-1][2].get("if-none-match")
+        # revalidated, nothing new to keep: the entry is left alone
+        assert (entry.stat().st_mtime_ns, entry.stat().st_ino) == stamp
+        # half an entry (a writer that died): not used; asked afresh and written whole
+        entry.write_bytes(entry.read_bytes()[:-10])
+        asked = len(state.requests)
+        third = s.get(f"{url}/simple/beta/")
+        assert third is not None and third.body == first.body
+        assert len(state.requests) == asked + 1
+        assert "if-none-match" not in state.requests[-1][2]
+        assert cache.load(f"{url}/simple/beta/") is not None

@@ -8,6 +8,7 @@ from the server) or :class:`UnreachableError` (no answer at all), both naming th
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -159,33 +160,54 @@ class HttpCache:
     """A small cache of index pages keyed by URL: the body plus ETag / Last-Modified / max-age.
 
     Entries are revalidated with conditional requests once stale; ``no-store`` answers are not
-    kept. Wheels do not go here (the installer has its own content-addressed cache)."""
+    kept. Wheels do not go here (the installer has its own content-addressed cache).
 
-    __slots__ = ("root",)
+    One file per entry (a line of JSON, then the body), written in place: creating files is
+    what costs on most filesystems, and the body's sha256 in the JSON line turns a torn or
+    half-written entry into a miss."""
+
+    __slots__ = ("_folders", "root")
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._folders: set[str] = set()
 
     def __repr__(self) -> str:
         return f"HttpCache(root={self.root!r})"
 
-    def _paths(self, url: str) -> tuple[Path, Path]:
+    def _path(self, url: str) -> tuple[str, str]:
         key = hashlib.sha256(url.encode()).hexdigest()
-        folder = self.root / key[:2]
-        return folder / f"{key}.body", folder / f"{key}.json"
+        folder = os.path.join(self.root, key[:2])
+        return folder, os.path.join(folder, key)
 
     def load(self, url: str) -> tuple[dict[str, Any], bytes] | None:
-        body_path, meta_path = self._paths(url)
         try:
-            meta = json.loads(meta_path.read_text())
-            body = body_path.read_bytes()
-        except (OSError, ValueError):
+            with open(self._path(url)[1], "rb") as handle:
+                data = handle.read()
+        except OSError:
             return None
-        if not isinstance(meta, dict) or hashlib.sha256(body).hexdigest() != meta.get("sha256"):
+        head, sep, body = data.partition(b"\n")
+        try:
+            meta = json.loads(head) if sep else None
+        except ValueError:
+            return None
+        if (
+            not isinstance(meta, dict)
+            or meta.get("url") != url
+            or hashlib.sha256(body).hexdigest() != meta.get("sha256")
+        ):
             return None
         return meta, body
 
-    def store(self, url: str, headers: Mapping[str, str], body: bytes) -> None:
+    def store(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        previous: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Keep ``body``; ``previous`` (the entry a 304 confirmed) is not written again when
+        nothing in it would change."""
         control = _cache_control(headers.get("cache-control", ""))
         if "no-store" in control:
             return
@@ -203,11 +225,24 @@ class HttpCache:
             "expires_at": time.time() + max_age,
             "sha256": hashlib.sha256(body).hexdigest(),
         }
-        body_path, meta_path = self._paths(url)
+        if previous is not None and max_age == 0:
+            same = ("etag", "last_modified", "content_type", "sha256")
+            if all(previous.get(k) == meta[k] for k in same):
+                return
+        folder, path = self._path(url)
         try:
-            body_path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(body_path, body)
-            _atomic_write(meta_path, json.dumps(meta).encode())
+            if folder not in self._folders:
+                os.makedirs(folder, exist_ok=True)
+                self._folders.add(folder)
+            # a new file rather than truncating the old one: ext4 flushes a truncated file
+            # to the disk on close
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            try:
+                os.write(fd, json.dumps(meta).encode() + b"\n" + body)
+            finally:
+                os.close(fd)
         except OSError:
             pass  # a cache that cannot be written only costs speed
 
@@ -221,12 +256,6 @@ def _matches(body: bytes, hashes: Mapping[str, str], known_sha256: object) -> bo
         if algo in hashlib.algorithms_guaranteed:
             return hashlib.new(algo, body).hexdigest() == digest.lower()
     return True
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _cache_control(value: str) -> dict[str, str]:
@@ -394,7 +423,7 @@ class Session:
             meta, body = cached
             hdrs = {"content-type": meta.get("content_type", ""), **resp_headers}
             if self.cache is not None:
-                self.cache.store(url, hdrs, body)
+                self.cache.store(url, hdrs, body, previous=meta)
             return Response(url, 200, hdrs, body, from_cache=True)
         if resp.status == 404 and allow_404:
             return None
