@@ -218,3 +218,30 @@ def test_record_signatures_need_no_record_entry(tmp_path: Path) -> None:
     signed = _rewrite_record(wheel, lambda r: r, {"tool-1.0.dist-info/RECORD.jws": b"{}"})
     got = UnpackedCache(tmp_path / "unpacked").get(signed, sha256_of(signed))
     assert (got.folder / "files" / "tool-1.0.dist-info" / "RECORD.jws").read_bytes() == b"{}"
+
+
+def test_a_cache_on_another_filesystem_is_copied_from(base_venv: Path, tmp_path: Path) -> None:
+    import tempfile
+
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("no second filesystem to put the cache on")
+    wheel = make_wheel(
+        tmp_path / "w",
+        "tool",
+        "1.0",
+        files={f"tool/m{i}.py": f"X = {i}\n" for i in range(5)},
+        entry_points={"tool": "tool.m0:main"},
+    )
+    with tempfile.TemporaryDirectory(dir=shm) as other:
+        venv = fresh(base_venv, tmp_path / "venv")
+        env = inspect_environment(str(venv), {})
+        install_wheels(
+            env, [wheel_of(wheel)], unpacked=UnpackedCache(Path(other)), link_mode="hardlink"
+        )
+        site = Path(env.scheme["purelib"])
+        for i in range(5):
+            installed = site / "tool" / f"m{i}.py"
+            assert installed.read_text() == f"X = {i}\n"
+            assert installed.stat().st_nlink == 1, "a copy, not a link across filesystems"
+        assert os.access(venv / "bin" / "tool", os.X_OK)
