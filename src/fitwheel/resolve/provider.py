@@ -53,7 +53,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         constraints: Mapping[NormalizedName, SpecifierSet] | None = None,
         no_deps: bool = False,
         preferred: Mapping[NormalizedName, Version] | None = None,
-        prefetch_jobs: int = 8,
+        prefetch_jobs: int = 4,
         on_pin: Callable[[Candidate], None] | None = None,
     ) -> None:
         self.source = source
