@@ -139,8 +139,9 @@ def test_started_downloads_are_reused_and_only_asked_for_failures_count(
         downloader.start(dropped)
         done = downloader.fetch_all(wanted, then=lambda d: unpacked.append("again"))
         assert [d.item for d in done] == wanted
-        wheel_requests = [r for r in state.requests if r[1].endswith(".whl")]
-        assert len(wheel_requests) == 4, "each started file fetched once, none twice"
+        names = [r[1].rsplit("/", 1)[-1] for r in state.requests if r[1].endswith(".whl")]
+        for item in wanted:
+            assert names.count(item.filename) == 1, "each started file fetched once, not twice"
         assert sorted(unpacked) == sorted(i.filename for i in wanted)
         # an item that differs from the one started (other hashes) is fetched on its own terms
         other = DownloadItem(wanted[0].filename, wanted[0].url, {"sha256": frozenset({"0" * 64})})

@@ -92,31 +92,29 @@ class UnpackedWheelSource(WheelSource):
     """A :class:`installer.sources.WheelSource` over an unpacked wheel in the cache."""
 
     def __init__(self, unpacked: UnpackedWheel) -> None:
-        manifest = unpacked.manifest
-        super().__init__(manifest["distribution"], manifest["wheel_version"])
+        super().__init__(unpacked.distribution, unpacked.manifest["wheel_version"])
+        self.unpacked = unpacked
         self.folder = unpacked.folder
-        self.manifest = manifest
-        self.members = unpacked.members
 
     @property
     def dist_info_dir(self) -> str:
-        return str(self.manifest["dist_info_dir"])
+        return self.unpacked.dist_info_dir
 
     @property
     def data_dir(self) -> str:
-        return str(self.manifest["data_dir"])
+        return self.unpacked.data_dir
 
     @property
     def dist_info_filenames(self) -> list[str]:
         prefix = self.dist_info_dir + "/"
         return [
             name[len(prefix) :]
-            for name, *_ in self.members
+            for name, *_ in self.unpacked.members
             if name.startswith(prefix) and "/" not in name[len(prefix) :]
         ]
 
     def read_dist_info(self, filename: str) -> str:
-        return (self.folder / "files" / self.dist_info_dir / filename).read_text(encoding="utf-8")
+        return self.unpacked.read_dist_info(filename)
 
     def validate_record(self, *, validate_contents: bool = True) -> None:
         """Checked when the wheel was unpacked."""
@@ -124,7 +122,7 @@ class UnpackedWheelSource(WheelSource):
     def get_contents(self) -> Iterator[WheelContentElement]:
         records = {r[0]: r for r in parse_record_file(self.read_dist_info("RECORD").splitlines())}
         base = str(self.folder / "files")
-        for name, executable, digest, size in self.members:
+        for name, executable, digest, size in self.unpacked.members:
             stream = CachedMember(os.path.join(base, name), digest, size)
             with stream:
                 yield (records.get(name, (name, "", "")), cast(BinaryIO, stream), bool(executable))

@@ -10,7 +10,7 @@ import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -269,14 +269,61 @@ def _run_install(
         if not request.dry_run:
             stack.enter_context(environment_lock(env.prefix, notice=notice))
             recovered = recover(env.prefix)
+        fetcher = _Fetcher(request, session, cache_root, progress)
+        stack.callback(fetcher.close)
         outcome = _resolve_and_install(
-            request, env, config, source, session, user, profile, cache_root, progress, notice
+            request, env, config, source, session, user, profile, fetcher, notice
         )
         if outcome.installed is not None:
             outcome.installed.notes[:0] = recovered
         else:
             outcome.warnings += recovered
         return outcome
+
+
+class _Fetcher:
+    """Downloads into the wheel cache, each wheel unpacked into the unpacked-wheel cache as soon
+    as it is there (while the others still download)."""
+
+    def __init__(
+        self,
+        request: InstallRequest,
+        session: Session,
+        cache_root: Path,
+        progress: Callable[[str, int], None] | None,
+    ) -> None:
+        self.unpacked = UnpackedCache(cache_root / "unpacked", verify=request.force_reinstall)
+        self.progress = progress
+        self.downloader = Downloader(
+            session, cache_root / "wheels", jobs=request.jobs, prepare=self._prepare
+        )
+
+    def _prepare(self, item: DownloadItem) -> Precreator | None:
+        # creating thousands of files is slow on many filesystems: start while downloading
+        known = item.known_sha256
+        if known is not None and self.unpacked.has(known):
+            return None
+        return self.unpacked.precreator()
+
+    def _unpack(self, done: Downloaded) -> None:
+        # a broken wheel is reported by the install step, with nothing changed
+        with contextlib.suppress(Exception):
+            self.unpacked.get(done.path, done.sha256, done.prepared)
+
+    def start(self, cand: Candidate) -> None:
+        """Begin fetching ``cand``'s wheel before the resolution is done."""
+        item = DownloadItem(
+            cand.link.filename,
+            cand.link.url,
+            {a: frozenset({h}) for a, h in cand.link.hashes.items()},
+        )
+        self.downloader.start(item, self.progress, self._unpack)
+
+    def fetch_all(self, items: Sequence[DownloadItem]) -> list[Downloaded]:
+        return self.downloader.fetch_all(items, self.progress, then=self._unpack)
+
+    def close(self) -> None:
+        self.downloader.close()
 
 
 def _resolve_and_install(
@@ -287,8 +334,7 @@ def _resolve_and_install(
     session: Session,
     user: UserInput,
     profile: Profile | None,
-    cache_root: Path,
-    progress: Callable[[str, int], None] | None,
+    fetcher: _Fetcher,
     notice: TextIO | None,
 ) -> InstallOutcome:
     installed_dists = env.installed()
@@ -298,67 +344,6 @@ def _resolve_and_install(
             installed[name] = Version(dist.version)
         except InvalidVersion:
             continue
-    unpacked = UnpackedCache(cache_root / "unpacked", verify=request.force_reinstall)
-
-    def prepare(item: DownloadItem) -> Precreator | None:
-        # creating thousands of files is slow on many filesystems: start while downloading
-        known = item.known_sha256
-        if known is not None and unpacked.has(known):
-            return None
-        return unpacked.precreator()
-
-    def unpack(done: Downloaded) -> None:
-        # unpack each wheel (checking it against its RECORD) while the others still download;
-        # a broken wheel is reported by the install step below, with nothing changed
-        with contextlib.suppress(Exception):
-            unpacked.get(done.path, done.sha256, done.prepared)
-
-    downloader = Downloader(session, cache_root / "wheels", jobs=request.jobs, prepare=prepare)
-    try:
-        return _resolve_then_install(
-            request,
-            env,
-            config,
-            source,
-            session,
-            user,
-            profile,
-            progress,
-            notice,
-            installed_dists,
-            installed,
-            unpacked,
-            downloader,
-            unpack,
-        )
-    finally:
-        downloader.close()
-
-
-def _item_of(cand: Candidate) -> DownloadItem:
-    return DownloadItem(
-        cand.link.filename,
-        cand.link.url,
-        {a: frozenset({h}) for a, h in cand.link.hashes.items()},
-    )
-
-
-def _resolve_then_install(
-    request: InstallRequest,
-    env: TargetEnvironment,
-    config: IndexConfig,
-    source: CandidateSource,
-    session: Session,
-    user: UserInput,
-    profile: Profile | None,
-    progress: Callable[[str, int], None] | None,
-    notice: TextIO | None,
-    installed_dists: Mapping[NormalizedName, Any],
-    installed: Mapping[NormalizedName, Version],
-    unpacked: UnpackedCache,
-    downloader: Downloader,
-    unpack: Callable[[Downloaded], None],
-) -> InstallOutcome:
     on_pin = None
     if not (request.dry_run or request.require_hashes) and not any(
         item.hashes for item in user.requirements
@@ -368,7 +353,7 @@ def _resolve_then_install(
             # download (and unpack) each wheel as the resolver pins it, while it goes on
             if installed.get(cand.name) == cand.version and not request.force_reinstall:
                 return  # most likely kept as installed
-            downloader.start(_item_of(cand), progress, unpack)
+            fetcher.start(cand)
 
     resolution = resolve(
         user,
@@ -445,7 +430,7 @@ def _resolve_then_install(
                     )
                 hashes[algo] = digests
         items.append(DownloadItem(p.candidate.link.filename, p.candidate.link.url, hashes))
-    fetched = downloader.fetch_all(items, progress, then=unpack)
+    fetched = fetcher.fetch_all(items)
     for p, done in zip(to_fetch, fetched, strict=True):
         p.downloaded = done
         p.sha256 = done.sha256
@@ -471,7 +456,7 @@ def _resolve_then_install(
         env,
         wheels,
         compile_bytecode=request.compile_bytecode,
-        unpacked=unpacked,
+        unpacked=fetcher.unpacked,
         link_mode=request.link_mode,
         notice=notice,
         lock=False,
