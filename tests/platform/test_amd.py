@@ -295,7 +295,9 @@ _lines = st.lists(
 ).map(lambda pairs: "".join(f"{k} {v}\n" for k, v in pairs).encode())
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in MACHINES.iterdir() if p.is_dir()))
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in MACHINES.iterdir() if p.is_dir() and not p.name.startswith("_"))
+)
 def test_every_value_is_a_valid_variant_value(name: str) -> None:
     r = detect(name)
     assert (r.status == "ok") == bool(r.properties)

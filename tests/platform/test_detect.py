@@ -209,7 +209,9 @@ def test_namespace_order_follows_the_registry() -> None:
 def test_every_registered_provider_answers_every_machine() -> None:
     # GPU providers included, whichever exist: no machine may crash detection
     funcs = registered_providers()
-    for machine in sorted(p.name for p in MACHINES.iterdir() if p.is_dir()):
+    for machine in sorted(
+        p.name for p in MACHINES.iterdir() if p.is_dir() and not p.name.startswith("_")
+    ):
         detection = detect(Probe.for_sysroot(MACHINES / machine), overrides=Overrides())
         assert set(detection.results) == set(funcs), machine
         for ns, result in detection.results.items():

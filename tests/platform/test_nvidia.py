@@ -601,7 +601,9 @@ def test_torch_cuda_variants_that_match(machine: str, labels: set[str], version:
 
 # -- robustness ---------------------------------------------------------------------------------
 
-ALL_MACHINES = sorted(p.name for p in MACHINES.iterdir() if p.is_dir())
+ALL_MACHINES = sorted(
+    p.name for p in MACHINES.iterdir() if p.is_dir() and not p.name.startswith("_")
+)
 FUZZ_EXAMPLES = int(os.environ.get("FITWHEEL_FUZZ_EXAMPLES", "25"))
 
 
