@@ -321,6 +321,13 @@ def self_signed_cert(folder: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default backlog of 5 drops the SYNs of a client that opens many
+    # connections at once (uv does); each dropped one costs a 1 s retransmit
+    request_queue_size = 256
+    daemon_threads = True
+
+
 @contextlib.contextmanager
 def serve(
     root: Path, tls: tuple[Path, Path] | None = None, port: int = 0, **options: Any
@@ -329,8 +336,7 @@ def serve(
     (cert, key); yields (base URL, state)."""
     state = ServerState(root=root, **options)
     handler = type("Handler", (_Handler,), {"state": state})
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", port), handler)
     scheme = "http"
     if tls is not None:
         import ssl
