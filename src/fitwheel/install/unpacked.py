@@ -66,6 +66,7 @@ def _b64(digest: bytes) -> str:
 _WHOLE = 8 << 20
 _CHUNK = 1 << 20
 _THREADED = 2 << 20
+_THREADED_MEMBERS = 128
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
 _LOCAL_MAGIC = b"PK\x03\x04"
 
@@ -260,8 +261,12 @@ def _extract_all(wheel: Path, members: list[_Member]) -> list[str]:
                 return
 
     try:
-        # threads pay off for big wheels only; small ones are often unpacked several at once
-        big = sum(m.info.compress_size for m in members) > _THREADED
+        # threads pay off for wheels with much to inflate or many files to create (creating a
+        # file waits on the file system); small ones are often unpacked several at once
+        big = (
+            len(members) > _THREADED_MEMBERS
+            or sum(m.info.compress_size for m in members) > _THREADED
+        )
         count = min(_workers(), len(members)) if big else 1
         if count <= 1:
             work()
