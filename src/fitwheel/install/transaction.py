@@ -182,7 +182,8 @@ class Transaction:
         groups: Sequence[LinkGroup] = (),
     ) -> None:
         """Files to put in place (final path -> staged path), trees to link, and files to
-        remove. A path both staged and linked, or linked twice, is taken from the last."""
+        remove. A path both staged and linked gets the staged file; one linked by two groups,
+        the later group's."""
         groups = _without_overlaps(placed, groups)
         linked_finals: set[str] = set()
         if removed:
