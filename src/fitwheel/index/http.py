@@ -50,7 +50,8 @@ class HashMismatchError(FitwheelError):
     def __init__(self, url: str, what: str = "") -> None:
         super().__init__(
             f"{what + ' ' if what else ''}{redact(url)} does not have the hash its index "
-            "publishes; refusing to use it."
+            "publishes, so fitwheel refuses it: the index lists one file and serves another "
+            "(tell its maintainer, or try again if it is being updated)."
         )
         self.url = url
 
