@@ -116,6 +116,13 @@ def fitwheel(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def from_index(
+    tmp_path: Path, server: str, venv: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``fitwheel install ARGS`` from the test index into ``venv``."""
+    return fitwheel(tmp_path, *args, "--index-url", f"{server}/simple/", "--python", str(venv))
+
+
 def build_of(venv: Path, module: str) -> str:
     return subprocess.run(
         [str(venv / "bin" / "python"), "-c", f"import {module}; print({module}.BUILD)"],
@@ -129,13 +136,11 @@ def test_gpu_machine_gets_matching_cuda_builds_with_report(
     tmp_path: Path, server: str, venv: Path, site: Path
 ) -> None:
     report = tmp_path / "report.json"
-    done = fitwheel(
+    done = from_index(
         tmp_path,
+        server,
+        venv,
         "torchvision",
-        "--index-url",
-        f"{server}/simple/",
-        "--python",
-        str(venv),
         "--profile",
         profile(tmp_path, H100),
         "--report",
@@ -160,13 +165,11 @@ def test_gpu_machine_gets_matching_cuda_builds_with_report(
 
 
 def test_cpu_machine_gets_the_null_builds(tmp_path: Path, server: str, venv: Path) -> None:
-    done = fitwheel(
+    done = from_index(
         tmp_path,
+        server,
+        venv,
         "torchvision",
-        "--index-url",
-        f"{server}/simple/",
-        "--python",
-        str(venv),
         "--profile",
         profile(tmp_path, CPU),
     )
@@ -185,13 +188,11 @@ def test_cpu_machine_gets_the_null_builds(tmp_path: Path, server: str, venv: Pat
         check=True,
     ).stdout
     assert "nvidia-runtime" not in listed
-    again = fitwheel(
+    again = from_index(
         tmp_path,
+        server,
+        venv,
         "torchvision",
-        "--index-url",
-        f"{server}/simple/",
-        "--python",
-        str(venv),
         "--profile",
         profile(tmp_path, CPU),
     )
@@ -207,13 +208,11 @@ def test_unsupported_gpu_fails_loudly_and_changes_nothing(
     tmp_path: Path, server: str, venv: Path
 ) -> None:
     before = user_files(venv)
-    done = fitwheel(
+    done = from_index(
         tmp_path,
+        server,
+        venv,
         "torch",
-        "--index-url",
-        f"{server}/simple/",
-        "--python",
-        str(venv),
         "--profile",
         profile(tmp_path, KEPLER),
     )
@@ -223,13 +222,11 @@ def test_unsupported_gpu_fails_loudly_and_changes_nothing(
     for part in ("Tesla K40", "35_real", "cuda12.6", "cuda13.0", "--allow-fallback"):
         assert part in done.stderr
     assert user_files(venv) == before
-    fallback = fitwheel(
+    fallback = from_index(
         tmp_path,
+        server,
+        venv,
         "torch",
-        "--index-url",
-        f"{server}/simple/",
-        "--python",
-        str(venv),
         "--profile",
         profile(tmp_path, KEPLER),
         "--allow-fallback",
@@ -240,13 +237,11 @@ def test_unsupported_gpu_fails_loudly_and_changes_nothing(
 
 def test_explain_and_dry_run(tmp_path: Path, server: str, venv: Path) -> None:
     before = user_files(venv)
-    done = fitwheel(
+    done = from_index(
         tmp_path,
+        server,
+        venv,
         "torch",
-        "--index-url",
-        f"{server}/simple/",
-        "--python",
-        str(venv),
         "--profile",
         profile(tmp_path, H100),
         "--dry-run",
@@ -266,24 +261,20 @@ def test_explain_and_dry_run(tmp_path: Path, server: str, venv: Path) -> None:
 
 
 def test_no_variants_and_forced_variant(tmp_path: Path, server: str, venv: Path) -> None:
-    done = fitwheel(
+    done = from_index(
         tmp_path,
+        server,
+        venv,
         "torch",
-        "--index-url",
-        f"{server}/simple/",
-        "--python",
-        str(venv),
         "--no-variants",
     )
     assert done.returncode == 0, done.stderr
     assert build_of(venv, "torch") == "plain"
-    done = fitwheel(
+    done = from_index(
         tmp_path,
+        server,
+        venv,
         "torch",
-        "--index-url",
-        f"{server}/simple/",
-        "--python",
-        str(venv),
         "--profile",
         profile(tmp_path, CPU),
         "--variant",
@@ -367,13 +358,11 @@ def test_local_wheel_file_and_usage_errors(tmp_path: Path, venv: Path) -> None:
 
 
 def test_installed_wheels_are_valid_for_uv(tmp_path: Path, server: str, venv: Path) -> None:
-    done = fitwheel(
+    done = from_index(
         tmp_path,
+        server,
+        venv,
         "requests-lite",
-        "--index-url",
-        f"{server}/simple/",
-        "--python",
-        str(venv),
         "--no-variants",
     )
     assert done.returncode == 0, done.stderr
