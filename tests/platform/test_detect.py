@@ -21,6 +21,7 @@ from fitwheel.platform.overrides import Overrides
 from fitwheel.platform.probe import Probe
 from fitwheel.platform.profile import Device, parse_profile
 from fitwheel.platform.result import ProviderResult
+from fitwheel.variants.model import check_feature, check_value
 
 MACHINES = Path(__file__).parent / "machines"
 CPU_ONLY = {ns: m for ns, m in PROVIDER_MODULES.items() if ns in ("x86_64", "aarch64", "libc")}
@@ -206,21 +207,34 @@ def test_namespace_order_follows_the_registry() -> None:
     assert list(detection.profile().properties) == ["b", "a"]
 
 
-def test_every_registered_provider_answers_every_machine() -> None:
-    # GPU providers included, whichever exist: no machine may crash detection
+MACHINE_NAMES = sorted(
+    p.name for p in MACHINES.iterdir() if p.is_dir() and not p.name.startswith("_")
+)
+
+
+@pytest.mark.parametrize("machine", MACHINE_NAMES)
+def test_every_registered_provider_answers_every_machine_validly(machine: str) -> None:
+    # GPU providers included, whichever exist: no machine may crash detection, and whatever a
+    # provider reports must be a valid variant property and serialisable
     funcs = registered_providers()
-    for machine in sorted(
-        p.name for p in MACHINES.iterdir() if p.is_dir() and not p.name.startswith("_")
-    ):
-        detection = detect(Probe.for_sysroot(MACHINES / machine), overrides=Overrides())
-        assert set(detection.results) == set(funcs), machine
-        for ns, result in detection.results.items():
-            assert not (result.status == "unknown" and "provider failed" in result.reason), (
-                machine,
-                ns,
-                result.reason,
-            )
-        parse_profile(json.loads(detection.profile().dumps()), machine)
+    detection = detect(Probe.for_sysroot(MACHINES / machine), overrides=Overrides())
+    assert set(detection.results) == set(funcs), machine
+    for ns, result in detection.results.items():
+        assert not (result.status == "unknown" and "provider failed" in result.reason), (
+            ns,
+            result.reason,
+        )
+        assert result.status in ("ok", "absent", "unknown"), ns
+        assert (result.status == "ok") == bool(result.properties), ns
+        for feature, values in result.properties.items():
+            check_feature(feature)
+            assert values and len(set(values)) == len(values), (ns, feature)
+            for value in values:
+                check_value(value)
+        json.dumps(result.capabilities)
+        for device in result.devices:
+            json.dumps(device.to_json())
+    parse_profile(json.loads(detection.profile().dumps()), machine)
 
 
 def test_host_detection_works() -> None:
