@@ -448,3 +448,37 @@ def torch_like(
     if variants_json:
         shutil.copy(FIXTURES / f"{project}-{version}-variants.json", root)
     return root
+
+
+# -- profiles of two NVIDIA machines, as `fitwheel detect --json` would write them ------------
+
+#: a current data-centre GPU: every CUDA 12 and 13 build runs
+H100 = {
+    "properties": {
+        "nvidia": {
+            "cuda_version_lower_bound": ["13.0", "12.9", "12.8", "12.6", "12.0"],
+            "sm_arch": ["90_real", "90_virtual"],
+        }
+    },
+    "devices": [
+        {
+            "vendor": "nvidia",
+            "index": 0,
+            "name": "NVIDIA H100",
+            "properties": {"nvidia": {"sm_arch": ["90_real", "90_virtual"]}},
+        }
+    ],
+    "sources": {"nvidia": "sysfs+nvml"},
+}
+#: a GPU too old for any CUDA 12 or 13 build
+KEPLER = {
+    "properties": {"nvidia": {"cuda_version_lower_bound": ["12.0"], "sm_arch": ["35_real"]}},
+    "devices": [
+        {
+            "vendor": "nvidia",
+            "index": 0,
+            "name": "Tesla K40",
+            "properties": {"nvidia": {"sm_arch": ["35_real"]}},
+        }
+    ],
+}

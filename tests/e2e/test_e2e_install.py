@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from fwtestkit import (
     FIXTURES,
+    H100,
+    KEPLER,
     clean_env,
     make_venv,
     make_wheel,
@@ -28,34 +30,6 @@ from fitwheel.publish.index_build import build_index
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
 
-H100 = {
-    "properties": {
-        "nvidia": {
-            "cuda_version_lower_bound": ["13.0", "12.9", "12.8", "12.6", "12.0"],
-            "sm_arch": ["90_real", "90_virtual"],
-        }
-    },
-    "devices": [
-        {
-            "vendor": "nvidia",
-            "index": 0,
-            "name": "NVIDIA H100",
-            "properties": {"nvidia": {"sm_arch": ["90_real", "90_virtual"]}},
-        }
-    ],
-    "sources": {"nvidia": "sysfs+nvml"},
-}
-KEPLER = {
-    "properties": {"nvidia": {"cuda_version_lower_bound": ["12.0"], "sm_arch": ["35_real"]}},
-    "devices": [
-        {
-            "vendor": "nvidia",
-            "index": 0,
-            "name": "Tesla K40",
-            "properties": {"nvidia": {"sm_arch": ["35_real"]}},
-        }
-    ],
-}
 CPU: dict[str, Any] = {"properties": {}}
 
 

@@ -3,7 +3,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fwtestkit import make_wheel, torch_like
+from fwtestkit import H100, KEPLER, make_wheel, torch_like
 from packaging import tags
 from packaging.markers import default_environment
 
@@ -17,33 +17,6 @@ from fitwheel.resolve.resolver import Resolution, ResolutionError, UnsupportedDe
 
 PY = ".".join(map(str, sys.version_info[:3]))
 
-NVIDIA_H100 = {
-    "properties": {
-        "nvidia": {
-            "cuda_version_lower_bound": ["13.0", "12.9", "12.8", "12.6", "12.0"],
-            "sm_arch": ["90_real", "90_virtual"],
-        },
-    },
-    "devices": [
-        {
-            "vendor": "nvidia",
-            "index": 0,
-            "name": "H100",
-            "properties": {"nvidia": {"sm_arch": ["90_real", "90_virtual"]}},
-        }
-    ],
-}
-NVIDIA_KEPLER = {
-    "properties": {"nvidia": {"cuda_version_lower_bound": ["12.0"], "sm_arch": ["35_real"]}},
-    "devices": [
-        {
-            "vendor": "nvidia",
-            "index": 0,
-            "name": "Tesla K40",
-            "properties": {"nvidia": {"sm_arch": ["35_real"]}},
-        }
-    ],
-}
 CPU_ONLY: dict[str, Any] = {"properties": {}}
 
 
@@ -143,7 +116,7 @@ def test_yanked_only_when_pinned(tmp_path: Path) -> None:
 
 def test_variant_order_for_a_gpu_and_markers_of_the_chosen_variant(tmp_path: Path) -> None:
     folder = torch_folder(tmp_path)
-    res = run(folder, ["torch"], NVIDIA_H100)
+    res = run(folder, ["torch"], H100)
     assert pins(res) == {
         "torch": "2.9.0-cuda13.0",
         "filelock": "1.0",
@@ -162,7 +135,7 @@ def test_variant_order_for_a_gpu_and_markers_of_the_chosen_variant(tmp_path: Pat
     )
     candidates = CandidateSource(
         Finder(IndexConfig(None, (), (str(folder),))),
-        Options(target_from_profile(parse_profile(NVIDIA_H100, "p")), PY, list(tags.sys_tags())),
+        Options(target_from_profile(parse_profile(H100, "p")), PY, list(tags.sys_tags())),
     ).candidates("torch")
     labels = [c.label for c in candidates if str(c.version) == "2.9.0"]
     assert labels == [*trace.ordered, None], "variants in order, then the plain wheel"
@@ -176,19 +149,19 @@ def test_cpu_machine_gets_null_or_plain_and_no_gpu_deps(tmp_path: Path) -> None:
 def test_unsupported_gpu_fails_loudly(tmp_path: Path) -> None:
     folder = torch_folder(tmp_path)
     with pytest.raises(UnsupportedDeviceError) as info:
-        run(folder, ["torch"], NVIDIA_KEPLER)
+        run(folder, ["torch"], KEPLER)
     message = str(info.value)
     assert "Tesla K40" in message and "35_real" in message
     for label in ("cuda12.6", "cuda12.8", "cuda13.0"):
         assert label in message
     assert "--allow-fallback" in message
-    res = run(folder, ["torch"], NVIDIA_KEPLER, allow_fallback=True)
+    res = run(folder, ["torch"], KEPLER, allow_fallback=True)
     assert pins(res)["torch"] == "2.9.0-null"
 
 
 def test_no_variants_and_forced_variant(tmp_path: Path) -> None:
     folder = torch_folder(tmp_path)
-    assert pins(run(folder, ["torch"], NVIDIA_H100, no_variants=True))["torch"] == "2.9.0"
+    assert pins(run(folder, ["torch"], H100, no_variants=True))["torch"] == "2.9.0"
     forced = run(folder, ["torch"], CPU_ONLY, forced={"torch": "cuda12.6"})
     assert pins(forced)["torch"] == "2.9.0-cuda12.6"
     assert "nvidia-runtime" in pins(forced)
@@ -196,14 +169,13 @@ def test_no_variants_and_forced_variant(tmp_path: Path) -> None:
     with pytest.raises(ResolutionError, match="--variant torch=cuda99"):
         run(folder, ["torch"], CPU_ONLY, forced={"torch": "cuda99"})
     assert (
-        pins(run(folder, ["torch==2.9.0"], NVIDIA_H100, forced={"torch": "null"}))["torch"]
-        == "2.9.0-null"
+        pins(run(folder, ["torch==2.9.0"], H100, forced={"torch": "null"}))["torch"] == "2.9.0-null"
     )
 
 
 def test_without_variants_json_the_wheels_variant_json_is_used(tmp_path: Path) -> None:
     folder = torch_folder(tmp_path, variants_json=False)
-    res = run(folder, ["torch"], NVIDIA_H100)
+    res = run(folder, ["torch"], H100)
     assert pins(res)["torch"] == "2.9.0-cuda13.0"
     torch = next(c for c in res.pins if c.name == "torch")
     trace = res.trace_of(torch)
@@ -215,7 +187,7 @@ def test_unknown_label_is_incompatible(tmp_path: Path) -> None:
     make_wheel(
         folder, "torch", "2.9.0", label="mystery", variant={"nvidia": {"sm_arch": ["90_real"]}}
     )
-    res = run(folder, ["torch"], NVIDIA_H100)
+    res = run(folder, ["torch"], H100)
     torch = next(c for c in res.pins if c.name == "torch")
     trace = res.trace_of(torch)
     assert trace is not None and "mystery" in trace.rejected
@@ -243,11 +215,11 @@ def test_variant_metadata_is_read_only_for_versions_the_resolver_tries(tmp_path:
         folder, "torch", "2.7.0", label="cuda12.6", variant={"nvidia": {"sm_arch": ["90_real"]}}
     )
     (folder / "torch-2.7.0-variants.json").write_text("{ not json")
-    res = run(folder, ["torch"], NVIDIA_H100)
+    res = run(folder, ["torch"], H100)
     assert pins(res)["torch"] == "2.9.0-cuda13.0"
     assert {version for _name, version in res.traces} == {"2.9.0"}
     with pytest.raises(Exception, match=r"torch-2\.7\.0-variants\.json"):
-        run(folder, ["torch==2.7.0"], NVIDIA_H100)
+        run(folder, ["torch==2.7.0"], H100)
 
 
 def test_a_newer_release_without_a_fitting_build_is_skipped_with_a_note(tmp_path: Path) -> None:
@@ -265,7 +237,7 @@ def test_a_newer_release_without_a_fitting_build_is_skipped_with_a_note(tmp_path
             "providers": {"nvidia": {"requires": ["nvidia-provider"]}},
         },
     )
-    res = run(folder, ["torch"], NVIDIA_H100)
+    res = run(folder, ["torch"], H100)
     assert pins(res)["torch"] == "2.9.0-cuda13.0"
     (note,) = skipped_versions(res)
     assert note.startswith("torch 3.0.0 has no build that runs here (cuda14.0: nvidia")

@@ -6,6 +6,7 @@ Option names follow pip's. Heavy modules (resolver, HTTP, rich) are imported ins
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -291,13 +292,10 @@ def run(args: argparse.Namespace) -> int:
     )
     target, profile, description = _target(args)
     bar, advance = _progress() if not args.quiet else (None, None)
-    if bar is not None:
-        with bar:
-            outcome = run_install(
-                request, target=target, profile=profile, progress=advance, notice=sys.stderr
-            )
-    else:
-        outcome = run_install(request, target=target, profile=profile, notice=sys.stderr)
+    with bar if bar is not None else contextlib.nullcontext():
+        outcome = run_install(
+            request, target=target, profile=profile, progress=advance, notice=sys.stderr
+        )
     for warning in outcome.warnings:
         print(f"fitwheel: warning: {warning}", file=sys.stderr)
     if args.explain:
