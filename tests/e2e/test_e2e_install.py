@@ -349,3 +349,22 @@ def test_installed_wheels_are_valid_for_uv(tmp_path: Path, server: str, venv: Pa
     )
     assert check.returncode == 0, check.stdout + check.stderr
     _ = zipfile  # wheels are inspected through the index build
+
+
+def test_force_reinstall_repairs_a_cache_file_edited_through_a_link(
+    tmp_path: Path, base_venv: Path
+) -> None:
+    wheel = make_wheel(tmp_path / "w", "solo", "1.0", files={"solo/__init__.py": "V = 1\n"})
+    first, second = tmp_path / "first", tmp_path / "second"
+    for target in (first, second):
+        subprocess.run(["cp", "-a", str(base_venv), str(target)], check=True)
+    args = ("solo", "--no-index", "--find-links", str(wheel.parent))
+    assert fitwheel(tmp_path, *args, "--python", str(first)).returncode == 0
+    # edited in place in the first environment: the cached copy is the same file
+    installed = next(first.glob("lib/python*/site-packages/solo/__init__.py"))
+    with installed.open("w") as handle:
+        handle.write("V = 'edited'\n")
+    done = fitwheel(tmp_path, *args, "--force-reinstall", "--python", str(second))
+    assert done.returncode == 0, done.stderr
+    again = next(second.glob("lib/python*/site-packages/solo/__init__.py"))
+    assert again.read_text() == "V = 1\n"

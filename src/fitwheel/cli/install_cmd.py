@@ -140,7 +140,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     choice.add_argument(
         "--force-reinstall",
         action="store_true",
-        help="reinstall even what is already installed as chosen",
+        help="reinstall even what is already installed as chosen, checking the cached copies "
+        "of its files first (one edited through a hard link is unpacked afresh)",
     )
     choice.add_argument(
         "--require-hashes",
