@@ -1,3 +1,3 @@
-from fitwheel.cli.main import main
+from fitwheel.cli.main import entry
 
-raise SystemExit(main())
+entry()
