@@ -37,13 +37,13 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
-from fitwheel.publish.wheelfile import DEFAULT_LIMITS, Limits, WheelArchive, WheelError
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename, variants_json_filename
 from fitwheel.variants.merging import merge_variant_infos
 from fitwheel.variants.model import LEGACY_NULL_LABELS, VariantInfo
 from fitwheel.variants.reading import loads_variant_info
 from fitwheel.variants.writing import LossyConversionError, dump_variant_info
+from fitwheel.wheel.archive import DEFAULT_LIMITS, Limits, WheelArchive, WheelError
 
 MANIFEST_NAME = ".fitwheel-index.json"
 #: bump when the output format changes, so that old manifests force a full rewrite
