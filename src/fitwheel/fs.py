@@ -132,7 +132,8 @@ def _temporary(folder: str, name: str, mode: int) -> tuple[int, str]:
     raise FileExistsError(f"no unused temporary name in {folder}")
 
 
-def _sync_folder(folder: str) -> None:
+def sync_folder(folder: StrPath) -> None:
+    """Flush ``folder``'s entries (a rename in it) to the disk, where the platform can."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -155,7 +156,7 @@ def _commit(fd: int, tmp: str, path: str, *, durable: bool, mode: int | None) ->
         os.chmod(tmp, mode)
     os.replace(tmp, path)
     if durable:
-        _sync_folder(os.path.dirname(path) or ".")
+        sync_folder(os.path.dirname(path) or ".")
 
 
 def _unlink_quietly(path: str) -> None:
