@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from fitwheel.errors import FitwheelError
+from fitwheel.fs import CacheLayout, lock_fd
 from fitwheel.index.findlinks import local_path
 from fitwheel.index.http import Session
 from fitwheel.install.precreate import Precreator
@@ -32,13 +33,7 @@ from fitwheel.variants.frozen import Frozen
 def _claim(part: Path) -> Iterator[tuple[BinaryIO, Path]]:
     """Open ``part`` for resuming, or a private file when another process is writing it."""
     handle = part.open("a+b")
-    try:
-        import fcntl
-
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except ImportError:  # pragma: no cover - no flock: no sharing either
-        pass
-    except BlockingIOError:
+    if not lock_fd(handle.fileno(), wait=False):
         handle.close()
         part = part.with_name(f"{os.urandom(16).hex()}.part")
         handle = part.open("w+b")
@@ -146,9 +141,7 @@ class Downloaded(Frozen):
 
 
 def default_cache_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("fitwheel")) / "wheels"
+    return CacheLayout.locate(None, os.environ).wheels
 
 
 def _digests(path: Path, algorithms: Sequence[str]) -> dict[str, str]:
