@@ -86,8 +86,8 @@ def sysroot_probe(root: str) -> Probe:
 
     if not os.path.isdir(root):
         raise UsageError(
-            f"--sysroot {root}: not a directory; give the folder that holds the target "
-            "machine's /sys, /proc and /dev"
+            f"sysroot {root} is not a directory (from --sysroot or ${SYSROOT_ENV}): give the "
+            "folder that holds the target machine's /sys, /proc and /dev"
         )
     return Probe.for_sysroot(root, env={})
 
