@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
 
 from fitwheel.errors import UsageError
+from fitwheel.variants.frozen import Frozen
 
 # ``typing`` and the platform modules stay unimported until a target is resolved: ``detect``
 # imports this module on its start path. Type checkers treat a name spelled TYPE_CHECKING as theirs.
@@ -114,13 +114,21 @@ def _enabled(args: argparse.Namespace) -> frozenset[str] | bool:
     return frozenset(getattr(args, "enable_optional", None) or ())
 
 
-@dataclass(frozen=True, slots=True)
-class ResolvedTarget:
-    """The target, a few words naming it for messages, and the profile it came from."""
+class ResolvedTarget(Frozen):
+    """The target, a few words naming it for messages, and the profile it came from.
 
+    A :class:`Frozen` rather than a dataclass: ``fitwheel select`` (whose start-up is measured)
+    imports no ``dataclasses``."""
+
+    __slots__ = ("description", "profile", "target")
     target: Target
     description: str
     profile: Profile
+
+    def __init__(self, target: Target, description: str, profile: Profile) -> None:
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "description", description)
+        object.__setattr__(self, "profile", profile)
 
 
 def resolve_target(args: argparse.Namespace) -> ResolvedTarget:
