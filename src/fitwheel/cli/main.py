@@ -75,8 +75,8 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, defaults: bool = Tr
 def _terminal_columns() -> int:
     """The width shutil.get_terminal_size() reports: $COLUMNS, else the terminal's, else 80."""
     try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
+        columns = int(os.environ.get("COLUMNS") or 0)
+    except ValueError:
         columns = 0
     stream = sys.__stdout__
     if columns <= 0 and stream is not None:
