@@ -157,7 +157,7 @@ def test_this_machine(env: dict[str, str]) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (["--sysroot", "/nonexistent/root"], 1, "is not a directory"),
+        (["--sysroot", "/nonexistent/root"], 2, "sysroot /nonexistent/root is not a directory"),
         (["--sysroot", "/tmp", "--profile", "x.json"], 2, "not allowed with"),
         (["--gpu-policy", "most"], 2, "unknown GPU policy"),
         (["--profile", "/nonexistent/p.json"], 1, "cannot read profile"),

@@ -261,8 +261,8 @@ def test_sysroot(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert code == 0, err
     assert json.loads(out)["ordered"] == ["null"]
     code, _, err = run(capsys, TORCH29, "--sysroot", tmp_path / "missing", "--json")
-    assert code == 1
-    assert "not a directory" in err
+    assert code == 2
+    assert f"sysroot {tmp_path / 'missing'} is not a directory" in err
 
 
 def test_select_loads_no_http_resolver_or_rich(tmp_path: Path) -> None:

@@ -2,8 +2,16 @@
 
 Commands that order variants share these options (``--profile``, ``--sysroot``, ``--gpu-policy``,
 ``--enable-optional``, ``--enable-optional-all``) and turn them into a
-:class:`~fitwheel.variants.ordering.Target` with :func:`target_for`, through the multi-GPU
-policy; detection runs only when no profile is given.
+:class:`~fitwheel.variants.ordering.Target` with :func:`resolve_target`, through the multi-GPU
+policy; detection runs only when no profile is given. :func:`sysroot_probe` is the one way a
+command turns ``--sysroot``/``FITWHEEL_SYSROOT`` into a probe.
+
+Under a sysroot the probe sees no host environment variables: the variables that steer GPU
+runtimes (``CUDA_VISIBLE_DEVICES``, ``ROCM_PATH``, ``ZE_AFFINITY_MASK``, ...) describe the
+machine fitwheel runs on, not the target, so the answer comes from the files under the sysroot
+alone. fitwheel's own settings (``FITWHEEL_FORCE_*``, ``FITWHEEL_DETECT``, ``FITWHEEL_CONFIG``,
+``FITWHEEL_DETECT_TIMEOUT``) are the user's instructions, not facts about a machine, and apply
+to a sysroot as to this machine.
 """
 
 from __future__ import annotations
@@ -11,21 +19,28 @@ from __future__ import annotations
 import argparse
 import os
 
-from fitwheel.errors import FitwheelError
-from fitwheel.platform.policy import target_from_profile
-from fitwheel.platform.profile import Profile, load_profile
+from fitwheel.errors import UsageError
 from fitwheel.variants.frozen import Frozen
-from fitwheel.variants.ordering import Target
 
-__all__ = ["ResolvedTarget", "UsageError", "add_target_arguments", "resolve_target", "target_for"]
+# ``typing`` and the platform modules stay unimported until a target is resolved: ``detect``
+# imports this module on its start path. Type checkers treat a name spelled TYPE_CHECKING as theirs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from fitwheel.platform.probe import Probe
+    from fitwheel.platform.profile import Profile
+    from fitwheel.variants.ordering import Target
+
+__all__ = [
+    "SYSROOT_ENV",
+    "ResolvedTarget",
+    "add_target_arguments",
+    "resolve_target",
+    "sysroot_of",
+    "sysroot_probe",
+    "target_for",
+]
 
 SYSROOT_ENV = "FITWHEEL_SYSROOT"
-
-
-class UsageError(FitwheelError):
-    """An option this invocation cannot honour; reported like a usage error."""
-
-    exit_code = 2
 
 
 def add_target_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,27 +73,39 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _detect(root: str | None) -> tuple[Profile, str]:
-    # Detection (providers, cache, overrides) is loaded only when no profile is given.
-    from fitwheel.platform import detect
+def sysroot_of(args: argparse.Namespace) -> str | None:
+    """The sysroot ``args`` name (``--sysroot``, else ``$FITWHEEL_SYSROOT``), or None."""
+    return getattr(args, "sysroot", None) or os.environ.get(SYSROOT_ENV) or None
+
+
+def sysroot_probe(root: str) -> Probe:
+    """A probe that reads the files under ``root`` and no host environment variable.
+
+    Raises :class:`UsageError` naming ``root`` when it is not a directory."""
     from fitwheel.platform.probe import Probe
 
-    if root is not None:
-        if not os.path.isdir(root):
-            raise FitwheelError(
-                f"--sysroot {root}: not a directory; give the folder that holds the target "
-                "machine's /sys, /proc and /dev"
-            )
-        return detect.detect_profile(Probe.for_sysroot(root)), f"sysroot {root}"
-    return detect.detect_profile(Probe()), "this machine"
+    if not os.path.isdir(root):
+        raise UsageError(
+            f"sysroot {root} is not a directory (from --sysroot or ${SYSROOT_ENV}): give the "
+            "folder that holds the target machine's /sys, /proc and /dev"
+        )
+    return Probe.for_sysroot(root, env={})
 
 
 def _profile(args: argparse.Namespace) -> tuple[Profile, str]:
     path = getattr(args, "profile", None)
     if path:
+        from fitwheel.platform.profile import load_profile
+
         return load_profile(path), f"profile {path}"
-    root = getattr(args, "sysroot", None) or os.environ.get(SYSROOT_ENV) or None
-    return _detect(root)
+    # Detection (providers, cache, overrides) is loaded only when no profile is given.
+    from fitwheel.platform import detect
+    from fitwheel.platform.probe import Probe
+
+    root = sysroot_of(args)
+    if root is not None:
+        return detect.detect_profile(sysroot_probe(root)), f"sysroot {root}"
+    return detect.detect_profile(Probe()), "this machine"
 
 
 def _enabled(args: argparse.Namespace) -> frozenset[str] | bool:
@@ -88,7 +115,10 @@ def _enabled(args: argparse.Namespace) -> frozenset[str] | bool:
 
 
 class ResolvedTarget(Frozen):
-    """The target, a few words naming it for messages, and the profile it came from."""
+    """The target, a few words naming it for messages, and the profile it came from.
+
+    A :class:`Frozen` rather than a dataclass: ``fitwheel select`` (whose start-up is measured)
+    imports no ``dataclasses``."""
 
     __slots__ = ("description", "profile", "target")
     target: Target
@@ -103,6 +133,8 @@ class ResolvedTarget(Frozen):
 
 def resolve_target(args: argparse.Namespace) -> ResolvedTarget:
     """The target ``args`` describe, with its name and profile."""
+    from fitwheel.platform.policy import target_from_profile
+
     profile, description = _profile(args)
     gpu_policy = getattr(args, "gpu_policy", None)
     target = target_from_profile(profile, gpu_policy=gpu_policy or "all")

@@ -87,17 +87,11 @@ def run(args: argparse.Namespace) -> int:
         from fitwheel.platform.probe import Probe
 
         if sysroot:
-            # pathlib (with urllib.parse and ipaddress) only where the user names a path
-            from pathlib import Path
+            # The one sysroot path of every command: files alone, no host environment.
+            from fitwheel.cli._targets import sysroot_probe
 
-            root = Path(sysroot)
-            if not root.is_dir():
-                raise FitwheelError(
-                    f"sysroot {sysroot} is not a directory: give the folder that holds the "
-                    "target's /proc, /sys and /dev"
-                )
-            probe = Probe.for_sysroot(root)
-            origin = f"sysroot {root}"
+            probe = sysroot_probe(sysroot)
+            origin = f"sysroot {sysroot}"
         else:
             probe = Probe()
             origin = "this machine"
@@ -125,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(render(profile, detection, origin, policy))
     for path in args.check:
         sys.stdout.write(check_file(profile, path, policy))
-    if args.output:
+    if args.output and not args.quiet:
         sys.stdout.write(f"\nProfile written to {args.output}\n")
     return 0
 

@@ -46,5 +46,6 @@ def run(args: argparse.Namespace) -> int:
     )
     if report.projects_removed:
         print(f"removed: {', '.join(report.projects_removed)}")
-    print(f"serve {args.output} and use --index-url <server>/simple/")
+    if not args.quiet:
+        print(f"serve {args.output} and use --index-url <server>/simple/")
     return 0

@@ -8,12 +8,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import UsageError
 
 if TYPE_CHECKING:
     from fitwheel.install.workflow import InstallOutcome
@@ -21,10 +20,6 @@ if TYPE_CHECKING:
     from fitwheel.variants.ordering import Target
 
 HELP = "Install packages, choosing the variant that fits."
-
-
-class UsageError(FitwheelError):
-    exit_code = 2
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -172,7 +167,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     out.add_argument("--report", metavar="FILE", help="write a JSON report ('-' for stdout)")
     out.add_argument("--compile", action="store_true", help="byte-compile installed modules")
-    out.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     out.add_argument("-j", "--jobs", type=int, default=4, metavar="N", help="parallel downloads")
 
 
@@ -193,26 +187,12 @@ def _split_names(values: list[str]) -> list[str]:
 def _target(args: argparse.Namespace) -> tuple[Target | None, Profile | None, str]:
     if args.no_variants:
         return None, None, "variants disabled"
-    from fitwheel.platform.profile import load_profile
+    from fitwheel.cli._targets import resolve_target
 
-    if args.profile:
-        profile = load_profile(args.profile)
-        description = f"profile {args.profile}"
-    else:
-        from fitwheel.platform.detect import detect_profile
-        from fitwheel.platform.probe import Probe
-
-        root = args.sysroot or os.environ.get("FITWHEEL_SYSROOT")
-        probe = Probe.for_sysroot(root, dict(os.environ)) if root else Probe()
-        profile = detect_profile(probe)
-        description = f"sysroot {root}" if root else "this machine"
-    from fitwheel.platform.policy import target_from_profile
-
-    enabled: frozenset[str] | bool = (
-        True if args.enable_optional_all else frozenset(args.enable_optional)
-    )
-    target = target_from_profile(profile, args.gpu_policy or "all", enabled)
-    return target, profile, description
+    resolved = resolve_target(args)
+    # Markers are evaluated against the interpreter installed into (--python), which the
+    # workflow inspects; the profile's environment (the running one's) must not stand in for it.
+    return resolved.target.replace(environment=None), resolved.profile, resolved.description
 
 
 def _progress() -> tuple[Any, Any]:
@@ -295,7 +275,11 @@ def run(args: argparse.Namespace) -> int:
     bar, advance = _progress() if not args.quiet else (None, None)
     with bar if bar is not None else contextlib.nullcontext():
         outcome = run_install(
-            request, target=target, profile=profile, progress=advance, notice=sys.stderr
+            request,
+            target=target,
+            profile=profile,
+            progress=advance,
+            notice=None if args.quiet else sys.stderr,
         )
     for warning in outcome.warnings:
         print(f"fitwheel: warning: {warning}", file=sys.stderr)

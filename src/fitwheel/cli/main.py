@@ -3,6 +3,10 @@
 Only the command table lives here; each command module is imported when it runs, so that
 ``fitwheel --help`` and ``fitwheel detect`` start without loading the resolver, HTTP or rich.
 A command module provides ``HELP`` (one line), ``configure(parser)`` and ``run(args) -> int``.
+
+Every command parser, and every sub-command parser a module adds under it, carries the common
+options (``--debug``, ``-q/--quiet``): :class:`_CommandParser` adds them itself, and argparse makes
+sub-parsers of their parent's class.
 """
 
 from __future__ import annotations
@@ -43,11 +47,36 @@ class _Parser(argparse.ArgumentParser):
         return self.formatter_class(prog=self.prog, width=_terminal_columns() - 2)  # type: ignore[call-arg]
 
 
+class _CommandParser(_Parser):
+    """A command's parser; it and every sub-parser made from it get the common options."""
+
+    def __init__(self, *args: object, common_defaults: bool = False, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        add_common_arguments(self, defaults=common_defaults)
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
+    """``--debug`` and ``-q/--quiet``. Without ``defaults`` (a sub-command's parser) an option
+    not given leaves the value its parent parsed (``fitwheel variant --debug make``) alone."""
+    unset: object = False if defaults else argparse.SUPPRESS
+    common = parser.add_argument_group("common options")
+    common.add_argument(
+        "--debug", action="store_true", help="show tracebacks of failures", default=unset
+    )
+    common.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print results and errors only: no progress bars or notices",
+        default=unset,
+    )
+
+
 def _terminal_columns() -> int:
     """The width shutil.get_terminal_size() reports: $COLUMNS, else the terminal's, else 80."""
     try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
+        columns = int(os.environ.get("COLUMNS") or 0)
+    except ValueError:
         columns = 0
     stream = sys.__stdout__
     if columns <= 0 and stream is not None:
@@ -65,10 +94,10 @@ def _top_parser(commands: dict[str, tuple[str, str]]) -> _Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Install the right hardware-specific build of Python packages.",
         epilog=f"commands:\n{lines}\n\nRun 'fitwheel COMMAND --help' for a command's options.",
-        usage="fitwheel [--version] [--debug] COMMAND [ARGS...]",
+        usage="fitwheel [--version] [--debug] [-q] COMMAND [ARGS...]",
     )
     parser.add_argument("--version", action="version", version=f"fitwheel {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
+    add_common_arguments(parser)
     parser.add_argument("command", nargs="?", metavar="COMMAND", help=argparse.SUPPRESS)
     parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return parser
@@ -79,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in COMMANDS:
         # The usual call starts with the command: the top-level parser would only hand the
         # rest over, so it is not built.
-        command, rest, debug = argv[0], argv[1:], False
+        command, rest, debug, quiet = argv[0], argv[1:], False, False
     else:
         top = _top_parser(COMMANDS)
         ns = top.parse_args(argv)
@@ -88,15 +117,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if ns.command not in COMMANDS:
             top.error(f"unknown command {ns.command!r} (choose from {', '.join(COMMANDS)})")
-        command, rest, debug = ns.command, ns.args, ns.debug
+        command, rest, debug, quiet = ns.command, ns.args, ns.debug, ns.quiet
     module_name, help_ = COMMANDS[command]
     module = importlib.import_module(module_name)
-    parser = _Parser(prog=f"fitwheel {command}", description=help_)
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of failures")
-    module.configure(parser)
+    parser = command_parser(command, module, help_)
     args = parser.parse_args(rest)
     args.debug = args.debug or debug
+    args.quiet = args.quiet or quiet
     return run_guarded(module.run, args)
+
+
+def command_parser(command: str, module: object, help_: str) -> argparse.ArgumentParser:
+    """The parser of ``fitwheel COMMAND``: the common options plus what ``module`` configures."""
+    parser = _CommandParser(prog=f"fitwheel {command}", description=help_, common_defaults=True)
+    module.configure(parser)  # type: ignore[attr-defined]
+    return parser
 
 
 def entry() -> None:

@@ -12,42 +12,27 @@ import configparser
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fitwheel.errors import FitwheelError
-from fitwheel.variants.frozen import Frozen
 
 
 class ConfigError(FitwheelError):
     pass
 
 
-class IndexConfig(Frozen):
+@dataclass(frozen=True, slots=True)
+class IndexConfig:
     """``index_url`` None means no index (``--no-index``); find-links are folders or URLs."""
 
-    __slots__ = ("cert", "extra_index_urls", "find_links", "index_url", "origins")
     index_url: str | None
-    extra_index_urls: tuple[str, ...]
-    find_links: tuple[str, ...]
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
     #: where each setting came from, for --explain ("--index-url", "PIP_INDEX_URL", a file)
-    origins: Mapping[str, str]
+    origins: Mapping[str, str] = field(default_factory=dict)
     #: a CA bundle to trust instead of the system store (pip's ``cert``)
-    cert: str | None
-
-    def __init__(
-        self,
-        index_url: str | None,
-        extra_index_urls: tuple[str, ...] = (),
-        find_links: tuple[str, ...] = (),
-        origins: Mapping[str, str] | None = None,
-        cert: str | None = None,
-    ) -> None:
-        _set = object.__setattr__
-        _set(self, "index_url", index_url)
-        _set(self, "extra_index_urls", extra_index_urls)
-        _set(self, "find_links", find_links)
-        _set(self, "origins", {} if origins is None else origins)
-        _set(self, "cert", cert)
+    cert: str | None = None
 
     @property
     def index_urls(self) -> tuple[str, ...]:

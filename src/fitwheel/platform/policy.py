@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import UsageError
 from fitwheel.platform.profile import Device, Profile
 from fitwheel.variants.ordering import DeviceConstraint, Target
 
 POLICIES = ("all", "any", "device=N")
 
 
-class PolicyError(FitwheelError):
-    exit_code = 2
+class PolicyError(UsageError):
+    """A ``--gpu-policy`` this target cannot honour (bad usage: exit 2)."""
 
 
 def device_key(device: Device) -> str:

@@ -51,6 +51,11 @@ class VariantConfigError(FitwheelError):
 
 
 class VariantConfig(Frozen):
+    """A package's provider declarations, its namespace order, and the file they came from.
+
+    A :class:`Frozen` rather than a dataclass: ``fitwheel variant make`` (a measured path) imports
+    no ``dataclasses`` otherwise."""
+
     __slots__ = ("namespace_priorities", "providers", "source")
     namespace_priorities: tuple[str, ...]
     providers: Mapping[str, Provider]
