@@ -105,6 +105,14 @@ def _profile(args: argparse.Namespace) -> tuple[Profile, str]:
     root = sysroot_of(args)
     if root is not None:
         return detect.detect_profile(sysroot_probe(root)), f"sysroot {root}"
+    flag = getattr(args, "cache_dir", None)
+    if flag:
+        # install's --cache-dir holds the detection cache too (one root for every cache)
+        from fitwheel.fs import detect_dir
+
+        return detect.detect_profile(
+            Probe(), cache_dir=detect_dir(os.environ, flag)
+        ), "this machine"
     return detect.detect_profile(Probe()), "this machine"
 
 
