@@ -5,7 +5,8 @@ import pytest
 from fwtestkit import make_wheel, serve, sha256_of
 
 from fitwheel.index.http import HttpError, Session
-from fitwheel.install.download import Downloader, DownloadItem, HashMismatchError
+from fitwheel.install.download import Downloader, DownloadItem
+from fitwheel.integrity import HashMismatchError
 
 
 @pytest.fixture

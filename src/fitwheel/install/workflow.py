@@ -18,22 +18,20 @@ from packaging.version import InvalidVersion, Version
 from fitwheel.errors import FitwheelError
 from fitwheel.index.config import IndexConfig, load_index_config
 from fitwheel.index.finder import Finder
-from fitwheel.index.http import HttpCache, Session
-from fitwheel.install.download import Downloaded, Downloader, DownloadItem, HashMismatchError
+from fitwheel.index.http import Session
+from fitwheel.index.httpcache import HttpCache
+from fitwheel.install.download import Downloaded, Downloader, DownloadItem
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
 from fitwheel.install.precreate import Precreator
 from fitwheel.install.transaction import environment_lock, recover
 from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.integrity import HashMismatchError, HashRequiredError
 from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
 from fitwheel.resolve.requirements import UserInput, UserRequirement, collect
 from fitwheel.resolve.resolver import Resolution, resolve, skipped_versions
 from fitwheel.variants.ordering import Target
-
-
-class HashRequiredError(FitwheelError):
-    pass
 
 
 class InstallRequest:
