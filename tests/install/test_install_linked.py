@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from fitwheel.install.linked import LinkPlanError, entry_point_scripts, launcher, shebang
 from fitwheel.install.transaction import LinkGroup, _without_overlaps
-from fitwheel.install.unpacked import UnpackError, layout, record_line
+from fitwheel.install.unpacked import UnpackError, layout
+from fitwheel.wheel.record import record_line
 
 WHEEL = "Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from fwtestkit import make_venv, make_wheel, sha256_of, snapshot
 
-from fitwheel.install import unpacked
+from fitwheel.errors import InvalidWheelError
 from fitwheel.install.environment import inspect_environment
 from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
-from fitwheel.install.unpacked import UnpackedCache, UnpackError
+from fitwheel.install.unpacked import UnpackedCache
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +151,9 @@ def test_every_kind_of_member_is_unpacked_exactly(
     tmp_path: Path, inflate: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if inflate == "zlib":
-        monkeypatch.setattr(unpacked, "_inflater", lambda: zlib)
+        from fitwheel.wheel import inflate as inflate_module
+
+        monkeypatch.setattr(inflate_module, "IMPL", zlib)
     wheel, content = _mixed_wheel(tmp_path / "w")
     source = UnpackedCache(tmp_path / "unpacked").get(wheel, sha256_of(wheel))
     files = source.folder / "files"
@@ -172,7 +174,7 @@ def test_a_damaged_archive_is_refused_and_nothing_is_cached(tmp_path: Path) -> N
     start = data.find(b"mixed/big.bin") + 200
     data[start : start + 64] = bytes(b ^ 0xFF for b in data[start : start + 64])
     wheel.write_bytes(bytes(data))
-    with pytest.raises(UnpackError):
+    with pytest.raises(InvalidWheelError, match=r"mixed/big\.bin"):
         UnpackedCache(tmp_path / "unpacked").get(wheel, sha256_of(wheel))
     assert not list((tmp_path / "unpacked").glob("*/*/fitwheel-unpacked.json"))
 
@@ -195,11 +197,15 @@ def _rewrite_record(wheel: Path, edit: Callable[[str], str], extra: dict[str, by
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda r: r.replace("sha256=", "sha256-", 1), "malformed"),
-        (lambda r: r.replace("sha256=", "whirlpool9=", 1), "unknown hash"),
-        (lambda r: "\n".join(line.rsplit(",", 1)[0] + "," for line in r.splitlines()), "no size"),
-        (lambda r: r + "only-a-path\n", "bad row"),
-        (lambda r: "\n".join(r.splitlines()[1:]), "does not match its RECORD entry"),
+        (lambda r: r.replace("sha256=", "sha256-", 1), "is not sha256, sha384 or sha512"),
+        (lambda r: r.replace("sha256=", "whirlpool9=", 1), "is not sha256, sha384 or sha512"),
+        (lambda r: r.replace("sha256=", "md5=", 1), "is not sha256, sha384 or sha512"),
+        (
+            lambda r: "\n".join(line.rsplit(",", 1)[0] + "," for line in r.splitlines()),
+            "has a hash but no size",
+        ),
+        (lambda r: r + "only-a-path\n", "has 1 fields, not 3"),
+        (lambda r: "\n".join(r.splitlines()[1:]), "has no hash in RECORD"),
     ],
 )
 def test_a_bad_record_is_refused_naming_the_wheel(
@@ -207,7 +213,7 @@ def test_a_bad_record_is_refused_naming_the_wheel(
 ) -> None:
     wheel = make_wheel(tmp_path / "w", "tool", "1.0", files={"tool/__init__.py": "V = 1\n"})
     bad = _rewrite_record(wheel, edit, {})
-    with pytest.raises(UnpackError, match=message) as caught:
+    with pytest.raises(InvalidWheelError, match=message) as caught:
         UnpackedCache(tmp_path / "unpacked").get(bad, sha256_of(bad))
     assert "tool-1.0" in str(caught.value)
     assert not any((tmp_path / "unpacked").glob("*/*/fitwheel-unpacked.json"))

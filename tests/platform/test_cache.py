@@ -174,8 +174,8 @@ def test_unserialisable_capabilities_are_not_stored(tmp_path: Path, machine: Pat
 
 
 def test_default_dir(tmp_path: Path) -> None:
-    assert default_dir({"FITWHEEL_CACHE_DIR": str(tmp_path)}) == str(tmp_path)
-    assert default_dir({"XDG_CACHE_HOME": str(tmp_path)}) == str(tmp_path / "fitwheel")
+    assert default_dir({"FITWHEEL_CACHE_DIR": str(tmp_path)}) == str(tmp_path / "detect")
+    assert default_dir({"XDG_CACHE_HOME": str(tmp_path)}) == str(tmp_path / "fitwheel" / "detect")
 
 
 class Counting:

@@ -308,6 +308,6 @@ def test_cached_devices_are_written_like_detected_ones(clean_host_env: Path) -> 
     results[names[-1]] = ProviderResult(names[-1], "unknown", reason="timed out")
     key = cache_key(HostFiles(os.environ), names)
     assert key is not None
-    DetectionCache(clean_host_env).store(key, results)
+    DetectionCache(clean_host_env / "detect").store(key, results)
     expected = detect_mod.Detection(results, host_environment()).profile().dumps()
     assert cached_profile_json() == expected

@@ -259,6 +259,6 @@ def test_user_dirs_match_platformdirs(
     expected = (
         platformdirs.user_config_dir("fitwheel", appauthor=False)
         if kind == "config"
-        else platformdirs.user_cache_dir("fitwheel", appauthor=False)
+        else platformdirs.user_cache_dir("fitwheel")
     )
     assert str(user_dir(kind, os.environ)) == expected

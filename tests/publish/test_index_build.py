@@ -18,7 +18,7 @@ from variantlib.variants_json import VariantsJson
 
 from fitwheel.errors import FitwheelError
 from fitwheel.publish.index_build import IndexBuildError, build_index
-from fitwheel.publish.wheelfile import UnsafeWheelError
+from fitwheel.wheel.archive import UnsafeWheelError
 
 PROVIDERS = {"nvidia": UV_NVIDIA}
 CU12 = {"nvidia": {"cuda_version_lower_bound": ["12.0"], "sm_arch": ["80_real", "90_real"]}}

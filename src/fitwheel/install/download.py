@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from fitwheel.errors import FitwheelError
+from fitwheel.fs import CacheLayout, lock_fd
 from fitwheel.index.auth import redact
 from fitwheel.index.findlinks import local_path
 from fitwheel.index.http import Session
@@ -34,13 +35,7 @@ from fitwheel.integrity import Hashes, HashMismatchError, Verifier
 def _claim(part: Path) -> Iterator[tuple[BinaryIO, Path]]:
     """Open ``part`` for resuming, or a private file when another process is writing it."""
     handle = part.open("a+b")
-    try:
-        import fcntl
-
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except ImportError:  # pragma: no cover - no flock: no sharing either
-        pass
-    except BlockingIOError:
+    if not lock_fd(handle.fileno(), wait=False):
         handle.close()
         part = part.with_name(f"{os.urandom(16).hex()}.part")
         handle = part.open("w+b")
@@ -122,9 +117,7 @@ class Downloaded:
 
 
 def default_cache_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("fitwheel")) / "wheels"
+    return CacheLayout.locate(None, os.environ).wheels
 
 
 def _verify_file(path: Path, verifier: Verifier) -> str:

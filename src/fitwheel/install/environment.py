@@ -6,11 +6,13 @@ One short run of the target interpreter answers everything that differs between 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from packaging import tags as packaging_tags
 from packaging.utils import NormalizedName, canonicalize_name
 
 from fitwheel.errors import FitwheelError
-from fitwheel.variants.frozen import Frozen
+from fitwheel.fs import atomic_write
 
 SCHEME_KEYS = ("purelib", "platlib", "scripts", "data", "headers")
 
@@ -75,53 +77,18 @@ class EnvironmentError_(FitwheelError):
     pass
 
 
-class TargetEnvironment(Frozen):
-    __slots__ = (  # noqa: RUF023 (constructor order)
-        "python",
-        "prefix",
-        "scheme",
-        "version",
-        "markers",
-        "cache_tag",
-        "tags",
-        "is_venv",
-        "externally_managed",
-    )
+@dataclass(frozen=True, slots=True, repr=False)
+class TargetEnvironment:
     python: str
     prefix: Path
     scheme: Mapping[str, str]
     version: tuple[int, int, int]
     markers: Mapping[str, str]
     cache_tag: str | None
-    tags: tuple[packaging_tags.Tag, ...]
-    is_venv: bool
+    tags: tuple[packaging_tags.Tag, ...] = ()
+    is_venv: bool = True
     #: PEP 668: the distribution manages this interpreter's packages
-    externally_managed: bool
-
-    def __init__(
-        self,
-        python: str,
-        prefix: Path,
-        scheme: Mapping[str, str],
-        version: tuple[int, int, int],
-        markers: Mapping[str, str],
-        cache_tag: str | None,
-        tags: tuple[packaging_tags.Tag, ...] = (),
-        is_venv: bool = True,
-        externally_managed: bool = False,
-    ) -> None:
-        for name, value in (
-            ("python", python),
-            ("prefix", prefix),
-            ("scheme", scheme),
-            ("version", version),
-            ("markers", markers),
-            ("cache_tag", cache_tag),
-            ("tags", tags),
-            ("is_venv", is_venv),
-            ("externally_managed", externally_managed),
-        ):
-            object.__setattr__(self, name, value)
+    externally_managed: bool = False
 
     def __repr__(self) -> str:
         return f"TargetEnvironment(python={self.python!r}, prefix={self.prefix!r})"
@@ -287,13 +254,8 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # the cache only saves one interpreter start
+    with contextlib.suppress(OSError):  # the cache only saves one interpreter start
+        atomic_write(path, json.dumps(data).encode("utf-8"))
 
 
 def _probe(interpreter: str, cache_dir: Path | None) -> dict[str, Any]:

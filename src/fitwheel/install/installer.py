@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import FitwheelError, InvalidWheelError
 from fitwheel.install.environment import TargetEnvironment
 from fitwheel.install.linked import LinkPlanError, plan_cached_wheel
 from fitwheel.install.transaction import (
@@ -157,7 +157,7 @@ def install_wheels(
                         unpacked,
                         link_mode,
                     )
-                except UnpackError as exc:
+                except (UnpackError, InvalidWheelError) as exc:
                     raise InstallError(f"{exc}. Nothing was changed in {env.prefix}.") from exc
                 except (LinkPlanError, ValueError, OSError, KeyError) as exc:
                     raise InstallError(

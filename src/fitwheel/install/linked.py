@@ -21,7 +21,8 @@ from collections.abc import Mapping
 
 from fitwheel.errors import FitwheelError
 from fitwheel.install.transaction import LinkGroup
-from fitwheel.install.unpacked import UnpackedWheel, record_line
+from fitwheel.install.unpacked import UnpackedWheel
+from fitwheel.wheel.record import record_line
 
 #: the install schemes a wheel's ``.data`` folder may name (the wheel format's list)
 SCHEMES = ("purelib", "platlib", "headers", "scripts", "data")

@@ -17,7 +17,6 @@ import io
 import itertools
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -30,6 +29,7 @@ from installer.sources import WheelContentElement, WheelSource
 from installer.utils import Scheme, construct_record_file, copyfileobj_with_hashing, fix_shebang
 
 from fitwheel.errors import FitwheelError
+from fitwheel.fs import link_or_copy
 from fitwheel.install.unpacked import UnpackedWheel
 
 _COMPILE = r"""
@@ -190,14 +190,9 @@ class StagingDestination(WheelDestination):
     def _place_cached(self, member: CachedMember, staged: str, is_executable: bool) -> None:
         source = member.cached_path
         # a link shares the cached file's mode, so a file to make executable is copied
-        if self.link_mode == "hardlink" and not (is_executable and not os.access(source, os.X_OK)):
-            try:
-                os.link(source, staged)
-                return
-            except OSError:
-                pass  # another filesystem, or links not allowed: copy instead
-        shutil.copyfile(source, staged)
-        if is_executable:
+        needs_x = is_executable and not os.access(source, os.X_OK)
+        link = self.link_mode == "hardlink" and not needs_x
+        if not link_or_copy(source, staged, link=link) and is_executable:
             os.chmod(staged, 0o755)
 
     def write_file(

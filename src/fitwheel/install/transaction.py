@@ -32,6 +32,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from fitwheel.errors import FitwheelError
+from fitwheel.fs import atomic_write, link_or_copy, locked
 
 STATE_DIR = ".fitwheel"
 JOURNAL = "journal.json"
@@ -49,39 +50,21 @@ def state_dir(prefix: Path) -> Path:
 @contextlib.contextmanager
 def environment_lock(prefix: Path, *, notice: TextIO | None = None) -> Iterator[None]:
     """Hold the environment's lock (waits for another fitwheel process to finish)."""
-    folder = state_dir(prefix)
-    folder.mkdir(parents=True, exist_ok=True)
-    handle = (folder / "lock").open("a+")
-    try:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - no flock on this platform
-            yield
-            return
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if notice is not None:
-                print(
-                    f"waiting for another fitwheel process to finish with {prefix} ...", file=notice
-                )
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    finally:
-        handle.close()
+
+    def waiting() -> None:
+        if notice is not None:
+            print(f"waiting for another fitwheel process to finish with {prefix} ...", file=notice)
+
+    with locked(state_dir(prefix) / "lock", on_wait=waiting):
+        yield
 
 
 # The journal and the commit mark guard against a killed process, whose writes the kernel still
 # completes: a rename makes each appear whole. They are not flushed to the disk, and neither are
 # the installed files (as with pip and uv): after a power cut the file system's own journal decides.
 def _write_journal(folder: Path, data: dict[str, Any]) -> None:
-    tmp = folder / (JOURNAL + ".tmp")
     # json.dumps, not json.dump: only the former uses the C encoder (a journal lists every file)
-    tmp.write_text(json.dumps(data, separators=(",", ":")))
-    os.replace(tmp, folder / JOURNAL)
+    atomic_write(folder / JOURNAL, json.dumps(data, separators=(",", ":")).encode("utf-8"))
 
 
 def _mark_committed(folder: Path) -> None:
@@ -374,7 +357,6 @@ def _place_names(dst: str, src: str, names: list[str], link_mode: str, hook: Any
     """Once a link fails for a reason other than an existing file (another filesystem, links
     not allowed there), the rest are copied."""
     try_link = link_mode == "hardlink"
-    link = os.link
     made: set[str] = set()
     for name in names:
         folder = name.rpartition("/")[0]
@@ -387,17 +369,8 @@ def _place_names(dst: str, src: str, names: list[str], link_mode: str, hook: Any
                 # its parent is not there yet (another thread may be about to make it)
                 os.makedirs(dst + folder, exist_ok=True)
             made.add(folder)
-        if try_link:
-            try:
-                link(src + name, dst + name)
-            except FileExistsError:
-                raise
-            except OSError:
-                try_link = False
-                shutil.copy(src + name, dst + name)
-        else:
-            # copy() keeps the executable bits, which the cached file has
-            shutil.copy(src + name, dst + name)
+        # a copy keeps the executable bits, which the cached file has
+        try_link = link_or_copy(src + name, dst + name, link=try_link)
         if hook is not None:
             hook(Operation(dst + name, None, src + name))
 

@@ -16,6 +16,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
+from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.index.config import IndexConfig, load_index_config
 from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session
@@ -155,13 +156,7 @@ def installed_label(dist: object) -> str | None:
 
 def cache_dir(request: InstallRequest) -> Path:
     """``--cache-dir``, else ``FITWHEEL_CACHE_DIR``, else the user cache folder."""
-    if request.cache_dir is not None:
-        return request.cache_dir
-    if request.env.get("FITWHEEL_CACHE_DIR"):
-        return Path(request.env["FITWHEEL_CACHE_DIR"])
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("fitwheel"))
+    return cache_root(request.cache_dir, request.env)
 
 
 def _index_of(source: CandidateSource, cand: Candidate) -> str:
@@ -215,13 +210,14 @@ def run_install(
 
 def _run_install(
     request: InstallRequest,
-    cache_root: Path,
+    root: Path,
     target: Target | None,
     profile: Profile | None,
     progress: Callable[[str, int], None] | None,
     notice: TextIO | None,
 ) -> InstallOutcome:
-    env = inspect_environment(request.python, request.env, cache_dir=cache_root / "envs")
+    layout = CacheLayout(root)
+    env = inspect_environment(request.python, request.env, cache_dir=layout.envs)
     if env.externally_managed and not request.break_system_packages:
         raise FitwheelError(
             f"{env.python} belongs to the operating system's Python, whose packages the system "
@@ -231,7 +227,7 @@ def _run_install(
     user = collect(request.requirements, request.requirement_files, request.constraint_files)
     if not user.requirements:
         raise FitwheelError("nothing to install: name at least one requirement or pass -r FILE.")
-    session = Session(env=request.env, cache=HttpCache(cache_root / "http"))
+    session = Session(env=request.env, cache=HttpCache(layout.http))
     config = load_index_config(
         index_url=request.index_url,
         extra_index_urls=request.extra_index_urls,
@@ -267,7 +263,7 @@ def _run_install(
         if not request.dry_run:
             stack.enter_context(environment_lock(env.prefix, notice=notice))
             recovered = recover(env.prefix)
-        fetcher = _Fetcher(request, session, cache_root, progress)
+        fetcher = _Fetcher(request, session, layout, progress)
         stack.callback(fetcher.close)
         outcome = _resolve_and_install(
             request, env, config, source, session, user, profile, fetcher, notice
@@ -287,13 +283,13 @@ class _Fetcher:
         self,
         request: InstallRequest,
         session: Session,
-        cache_root: Path,
+        layout: CacheLayout,
         progress: Callable[[str, int], None] | None,
     ) -> None:
-        self.unpacked = UnpackedCache(cache_root / "unpacked", verify=request.force_reinstall)
+        self.unpacked = UnpackedCache(layout.unpacked, verify=request.force_reinstall)
         self.progress = progress
         self.downloader = Downloader(
-            session, cache_root / "wheels", jobs=request.jobs, prepare=self._prepare
+            session, layout.wheels, jobs=request.jobs, prepare=self._prepare
         )
 
     def _prepare(self, item: DownloadItem) -> Precreator | None:

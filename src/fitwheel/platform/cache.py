@@ -8,8 +8,8 @@ set of providers and the fitwheel version. A result with an ``unknown`` namespac
 minutes only, anything else for a day; a file that cannot be decoded, that has another key, or a
 timestamp in the future is ignored and rewritten.
 
-Directory: ``FITWHEEL_CACHE_DIR``, else the user cache directory (``platformdirs``). Detection
-under a sysroot does not use the cache (the files, not the boot, define that answer).
+Directory: the ``detect`` folder of the cache root (:mod:`fitwheel.fs`). Detection under a
+sysroot does not use the cache (the files, not the boot, define that answer).
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
         def listdir(self, path: str) -> list[str]: ...
 
 
-ENV_CACHE_DIR = "FITWHEEL_CACHE_DIR"
 CACHE_VERSION = 1
 FILE_NAME = "detect-v1.json"
 TTL_S = 24 * 3600.0
@@ -96,12 +95,9 @@ def _code_stamp() -> str:
 
 
 def default_dir(env: Mapping[str, str]) -> str:
-    explicit = env.get(ENV_CACHE_DIR)
-    if explicit:
-        return explicit
-    from fitwheel.platform.overrides import user_dir
+    from fitwheel.fs import detect_dir
 
-    return user_dir("cache", env)
+    return detect_dir(env)
 
 
 def cache_key(probe: Files, namespaces: Iterable[str]) -> dict[str, Any] | None:
@@ -236,17 +232,11 @@ class DetectionCache:
             )
         except (TypeError, ValueError):
             return False
-        tmp = f"{self.path}.{os.getpid()}.tmp"
-        try:
-            os.makedirs(self.directory, exist_ok=True)
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(payload)
-            os.replace(tmp, self.path)
-        except OSError:
-            import contextlib  # failures only: not imported on every start
+        from fitwheel.fs import atomic_write
 
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        try:
+            atomic_write(self.path, payload.encode("utf-8"))
+        except OSError:
             return False
         return True
 

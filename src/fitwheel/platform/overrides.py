@@ -339,28 +339,23 @@ def config_path(env: Mapping[str, str]) -> str:
 
 
 def user_dir(kind: str, env: Mapping[str, str]) -> str:
-    """fitwheel's user ``config`` or ``cache`` directory, as ``platformdirs`` places it.
+    """fitwheel's user ``config`` or ``cache`` directory, as ``platformdirs`` places it (the
+    cache one is :func:`fitwheel.fs.user_cache_dir`, the root every cache lives under).
 
     On Linux and the BSDs this is the XDG rule, computed here because importing platformdirs
     costs more than the rest of detection; elsewhere platformdirs answers."""
+    if kind != "config":
+        from fitwheel.fs import user_cache_dir
+
+        return user_cache_dir(env)
     import sys
 
     if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
-        var, default = (
-            ("XDG_CONFIG_HOME", "~/.config")
-            if kind == "config"
-            else (
-                "XDG_CACHE_HOME",
-                "~/.cache",
-            )
-        )
-        base = env.get(var, "").strip() or os.path.expanduser(default)
+        base = env.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
         return os.path.join(base, "fitwheel")
     import platformdirs
 
-    if kind == "config":
-        return platformdirs.user_config_dir("fitwheel", appauthor=False)
-    return platformdirs.user_cache_dir("fitwheel", appauthor=False)
+    return platformdirs.user_config_dir("fitwheel", appauthor=False)
 
 
 def load_config(path: str, *, required: bool) -> dict[str, Any]:

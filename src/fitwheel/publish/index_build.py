@@ -37,13 +37,14 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
-from fitwheel.publish.wheelfile import DEFAULT_LIMITS, Limits, WheelArchive, WheelError
+from fitwheel.fs import atomic_write, link_or_copy
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename, variants_json_filename
 from fitwheel.variants.merging import merge_variant_infos
 from fitwheel.variants.model import LEGACY_NULL_LABELS, VariantInfo
 from fitwheel.variants.reading import loads_variant_info
 from fitwheel.variants.writing import LossyConversionError, dump_variant_info
+from fitwheel.wheel.archive import DEFAULT_LIMITS, Limits, WheelArchive, WheelError
 
 MANIFEST_NAME = ".fitwheel-index.json"
 #: bump when the output format changes, so that old manifests force a full rewrite
@@ -121,14 +122,7 @@ def _write_if_changed(path: Path, data: bytes, made_dirs: set[Path] | None = Non
             pass
     elif size == len(data) and path.read_bytes() == data:
         return False
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    atomic_write(path, data)
     return True
 
 
@@ -291,15 +285,9 @@ def _place_file(src: Path, dst: Path, mode: str, report: _Written) -> None:
         with contextlib.suppress(OSError):
             target.unlink()
     try:
-        if mode == "auto":
-            try:
-                os.link(src, target)
-                report.linked += 1
-            except OSError:
-                shutil.copyfile(src, target)
-                report.copied += 1
+        if link_or_copy(src, target, link=mode == "auto"):
+            report.linked += 1
         else:
-            shutil.copyfile(src, target)
             report.copied += 1
         if exists:
             os.replace(target, dst)
@@ -791,15 +779,10 @@ def _write_project(
 def _place_new_file(src: str, dst: str, mode: str, result: _Written) -> None:
     """Put the wheel at ``dst``, which cannot exist yet: a hard link when ``mode`` is auto and
     the filesystem allows, else a copy."""
-    if mode == "auto":
-        try:
-            os.link(src, dst)
-            result.linked += 1
-            return
-        except OSError:
-            pass
-    shutil.copyfile(src, dst)
-    result.copied += 1
+    if link_or_copy(src, dst, link=mode == "auto"):
+        result.linked += 1
+    else:
+        result.copied += 1
 
 
 def _size_of(path: Path) -> int | None:

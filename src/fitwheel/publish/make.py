@@ -15,16 +15,7 @@ from typing import NamedTuple
 
 from fitwheel.publish.config import VariantConfig, VariantConfigError
 from fitwheel.publish.output import EarlyOutput
-from fitwheel.publish.wheelfile import (
-    DEFAULT_LIMITS,
-    Limits,
-    NewMember,
-    RewritePlan,
-    WheelArchive,
-    WheelError,
-    record_hash,
-    rewrite_wheel_file,
-)
+from fitwheel.publish.wheelfile import NewMember, RewritePlan, rewrite_wheel_file
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.model import (
     NULL_LABEL,
@@ -35,6 +26,8 @@ from fitwheel.variants.model import (
     default_label,
 )
 from fitwheel.variants.writing import dump_variant_info
+from fitwheel.wheel.archive import DEFAULT_LIMITS, Limits, WheelArchive, WheelError
+from fitwheel.wheel.record import record_hash
 
 
 class MakeResult(NamedTuple):

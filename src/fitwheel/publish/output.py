@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+
+from fitwheel.fs import atomic_output, sync_folder
+
+__all__ = ["EarlyCopy", "EarlyOutput", "atomic_output", "copy_range", "create_temporary"]
 
 #: the buffer size where the kernel cannot copy by itself
 _CHUNK = 1 << 20
@@ -61,31 +63,6 @@ def create_temporary(folder: Path) -> tuple[int, Path]:
         except FileExistsError:
             continue
     raise FileExistsError(f"no unused temporary name in {folder}")
-
-
-@contextlib.contextmanager
-def atomic_output(target: Path) -> Iterator[BinaryIO]:
-    """A temporary file beside ``target`` that becomes ``target`` (fsynced, renamed) only if the
-    block finishes; otherwise it is removed, so no partial file ever carries the final name."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = create_temporary(target.parent)
-    try:
-        with os.fdopen(fd, "w+b") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
 
 
 class EarlyCopy:
@@ -186,7 +163,7 @@ class EarlyOutput:
             self.discard()
             raise
         self.tmp = None
-        _sync_folder(target.parent)
+        sync_folder(target.parent)
 
     def discard(self) -> None:
         if self.copy is not None:
@@ -198,12 +175,3 @@ class EarlyOutput:
             with contextlib.suppress(OSError):
                 self.tmp.unlink()
             self.tmp = None
-
-
-def _sync_folder(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fitwheel.publish.wheelfile import DEFAULT_LIMITS, Limits, WheelArchive, WheelError
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.model import VariantDescription, VariantInfo
 from fitwheel.variants.reading import loads_variant_info
+from fitwheel.wheel.archive import DEFAULT_LIMITS, Limits, WheelArchive, WheelError
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,257 @@
+"""Unpacking a wheel into the unpacked-wheel cache: every member written and checked against
+RECORD in one pass, several members at a time.
+
+The archive is opened by the one wheel reader (:mod:`fitwheel.wheel.archive`), which refuses
+unsafe names, overlapping members, disagreeing headers and zip bombs before anything is
+written; members are inflated never past their declared size; RECORD follows the rules of
+:mod:`fitwheel.wheel.record`. Imported only when a wheel is unpacked, so that installing from the
+cache does not load the inflater.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import threading
+import zlib
+from pathlib import Path
+from typing import Any
+
+from fitwheel.install.unpacked import MANIFEST_VERSION, MEMBERS, UnpackError, layout
+from fitwheel.variants.filenames import WheelFilename
+from fitwheel.wheel.archive import (
+    DEFLATED,
+    Member,
+    NotAWheelError,
+    RecordMismatchError,
+    WheelArchive,
+    ZipBombError,
+)
+from fitwheel.wheel.inflate import INFLATE_ERRORS, InflateSizeError, inflate_exact
+from fitwheel.wheel.record import RecordEntry, b64, is_unlisted
+
+#: members up to this size are inflated in one call (never past their declared size); larger
+#: ones are streamed, so that memory stays bounded whatever the wheel holds
+_WHOLE = 8 << 20
+_THREADED = 2 << 20
+_THREADED_MEMBERS = 128
+
+
+def _workers() -> int:
+    # inflating, hashing and writing release the GIL; beyond one thread a core (the files
+    # are created by another thread while the wheel downloads) threads only contend
+    return max(2, min(4, os.cpu_count() or 1))
+
+
+class _Member:
+    __slots__ = ("executable", "expected", "index", "member", "target")
+
+    def __init__(
+        self,
+        index: int,
+        member: Member,
+        target: str,
+        expected: RecordEntry | None,
+        executable: bool,
+    ) -> None:
+        self.index = index
+        self.member = member
+        self.target = target
+        #: the RECORD row to match; None for RECORD itself and its signatures
+        self.expected = expected
+        self.executable = executable
+
+
+def _mismatch(wheel: str, name: str) -> RecordMismatchError:
+    return RecordMismatchError(
+        wheel, f"{name} does not match its RECORD entry (the wheel was altered or built wrongly)"
+    )
+
+
+def _write(target: str, data: bytes, executable: bool) -> None:
+    # not O_EXCL: the file may have been created (empty) while the wheel downloaded; nor
+    # O_TRUNC: in this private folder it is empty anyway, and truncating makes ext4 flush the
+    # file on close
+    out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        written = os.write(out, data)
+        if written < len(data):
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(out, view) :]
+        if executable:
+            os.fchmod(out, 0o755)
+    finally:
+        os.close(out)
+
+
+def _extract_small(archive: WheelArchive, item: _Member, wheel: str) -> str:
+    """Write one member read and inflated in one piece (a wheel's members are mostly small,
+    and many), checking it against RECORD; returns its sha256 (RECORD's base64)."""
+    member = item.member
+    if member.method == DEFLATED:
+        raw = archive.pread(member.compress_size, member.data_offset)
+        if len(raw) != member.compress_size:
+            raise NotAWheelError(archive.path, f"member {member.name!r} is truncated")
+        try:
+            data = inflate_exact(raw, member.file_size)
+        except InflateSizeError as exc:
+            raise ZipBombError(archive.path, f"member {member.name!r} {exc}") from None
+        except INFLATE_ERRORS as exc:
+            raise NotAWheelError(
+                archive.path, f"member {member.name!r} is corrupt ({exc})"
+            ) from None
+    else:
+        # stored (or a method the streaming path names in its error)
+        return _extract(archive, item, wheel)
+    _write(item.target, data, item.executable)
+    return _check(data, item, wheel)
+
+
+def _check(data: bytes, item: _Member, wheel: str) -> str:
+    sha256 = b64(hashlib.sha256(data).digest())
+    expected = item.expected
+    if expected is None:
+        # RECORD lists no hash for itself (nor its signatures): the zip checksum guards it
+        if zlib.crc32(data) != item.member.crc:
+            raise UnpackError(
+                f"cannot install {wheel}: {item.member.name} is damaged (bad checksum)."
+            )
+        return sha256
+    checked = (
+        sha256
+        if expected.algorithm == "sha256"
+        else b64(hashlib.new(expected.algorithm or "sha256", data).digest())
+    )
+    if checked != expected.digest:
+        raise _mismatch(wheel, item.member.name)
+    return sha256
+
+
+def _extract(archive: WheelArchive, item: _Member, wheel: str) -> str:
+    """Stream one member to its target, checking it against RECORD; returns its sha256."""
+    expected = item.expected
+    algorithm = expected.algorithm if expected is not None and expected.algorithm else "sha256"
+    checker = hashlib.new(algorithm)
+    digest = checker if algorithm == "sha256" else hashlib.sha256()
+    crc = 0
+    out = os.open(item.target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+    def sink(piece: bytes) -> None:
+        nonlocal crc
+        checker.update(piece)
+        if digest is not checker:
+            digest.update(piece)
+        if expected is None:
+            crc = zlib.crc32(piece, crc)
+        view = memoryview(piece)
+        while view:
+            view = view[os.write(out, view) :]
+
+    try:
+        archive.inflate(item.member, sink)
+        if item.executable:
+            os.fchmod(out, 0o755)
+    finally:
+        os.close(out)
+    name = item.member.name
+    if expected is None:
+        if crc != item.member.crc:
+            raise UnpackError(f"cannot install {wheel}: {name} is damaged (bad checksum).")
+    elif b64(checker.digest()) != expected.digest:
+        raise _mismatch(wheel, name)
+    return b64(digest.digest())
+
+
+def _extract_all(archive: WheelArchive, members: list[_Member], wheel: str) -> list[str]:
+    """Extract every member, several at a time; the first failure stops the rest."""
+    digests: list[str] = [""] * len(members)
+    # largest first, so that one big file does not end up alone at the end
+    queue = iter(sorted(members, key=lambda m: m.member.compress_size, reverse=True))
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        while not failures:
+            with lock:
+                item = next(queue, None)
+            if item is None:
+                return
+            try:
+                small = item.member.file_size <= _WHOLE
+                extract = _extract_small if small else _extract
+                digests[item.index] = extract(archive, item, wheel)
+            except BaseException as exc:
+                failures.append(exc)
+                return
+
+    # threads pay off for wheels with much to inflate or many files to create (creating a
+    # file waits on the file system); small ones are often unpacked several at once
+    big = (
+        len(members) > _THREADED_MEMBERS or sum(m.member.compress_size for m in members) > _THREADED
+    )
+    count = min(_workers(), len(members)) if big else 1
+    if count <= 1:
+        work()
+    else:
+        threads = [threading.Thread(target=work, daemon=True) for _ in range(count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    if failures:
+        raise failures[0]
+    return digests
+
+
+def unpack(wheel: Path, folder: Path) -> dict[str, Any]:
+    """Extract ``wheel`` into ``folder``, checking every member against RECORD on the way (one
+    pass over the content). The archive is opened by the one wheel reader, which refuses
+    unsafe names, overlapping members, disagreeing headers and zip bombs before anything is
+    written; RECORD follows the rules of :mod:`fitwheel.wheel.record` (install's one leniency,
+    a row for a file the archive lacks, is warned about)."""
+    import warnings
+
+    name = WheelFilename.parse(wheel.name)
+    with WheelArchive(wheel) as archive:
+        record = archive.record()
+        for problem in archive.check_record_coverage(record, strict=False):
+            warnings.warn(f"{wheel.name}: {problem}", stacklevel=2)
+        dist_info = archive.dist_info
+        manifest: dict[str, Any] = {
+            "version": MANIFEST_VERSION,
+            "distribution": name.name,
+            "wheel_version": name.version,
+            "dist_info_dir": dist_info,
+            "data_dir": f"{name.name}-{name.version}.data",
+        }
+        base = str(folder / "files")
+        members: list[_Member] = []
+        parents: set[str] = set()
+        for member in archive.members:
+            member_name = member.name
+            if member_name.endswith("/"):
+                continue
+            parts = member_name.split("/")
+            target = os.path.join(base, *parts)
+            parents.add(os.path.dirname(target))
+            expected = None if is_unlisted(member_name, dist_info) else record[member_name]
+            mode = member.external_attr >> 16
+            executable = bool(mode and stat.S_ISREG(mode) and mode & 0o111)
+            members.append(_Member(len(members), member, target, expected, executable))
+        for parent in sorted(parents):
+            os.makedirs(parent, exist_ok=True)
+        digests = _extract_all(archive, members, wheel.name)
+        try:
+            wheel_text = archive.read_member(f"{dist_info}/WHEEL").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UnpackError(f"cannot install {wheel.name}: its WHEEL file: {exc}") from exc
+    listed = [
+        [m.member.name, m.executable, h, m.member.file_size]
+        for m, h in zip(members, digests, strict=True)
+    ]
+    manifest.update(layout(listed, dist_info, manifest["data_dir"], wheel_text))
+    (folder / MEMBERS).write_text(json.dumps(listed, separators=(",", ":")))
+    return manifest

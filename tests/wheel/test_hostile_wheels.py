@@ -1,0 +1,116 @@
+"""Wheels built to attack zip readers are refused alike by install and by publish (the one
+reader), with a message naming the file and the problem, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fwtestkit import clean_env, make_venv, snapshot
+from hostile_zip import FILENAME, KINDS, hostile_wheel
+
+from fitwheel.errors import InvalidWheelError
+from fitwheel.wheel.archive import WheelArchive
+
+FITWHEEL = [sys.executable, "-m", "fitwheel"]
+
+
+def _user_files(venv: Path) -> dict[str, str]:
+    """The environment's files, less fitwheel's own lock folder."""
+    return {k: v for k, v in snapshot(venv).items() if not k.startswith(".fitwheel")}
+
+
+@pytest.fixture(scope="module")
+def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_venv(tmp_path_factory.mktemp("hostile") / "venv")
+
+
+def _refused_by_the_reader(wheel: Path) -> str:
+    """What the reader says of ``wheel``: when it opens, RECORD is read and checked as
+    publishing checks it, and every member inflated as verification does."""
+    with pytest.raises(InvalidWheelError) as caught, WheelArchive(wheel) as archive:
+        record = archive.record()
+        archive.check_record_coverage(record)
+        for member in archive.members:
+            archive.inflate(member, lambda _chunk: None)
+    assert str(wheel) in str(caught.value)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_publish_refuses(tmp_path: Path, kind: str) -> None:
+    wheel = hostile_wheel(tmp_path, kind)
+    assert KINDS[kind] in _refused_by_the_reader(wheel)
+    out = tmp_path / "out"
+    config = tmp_path / "variants.toml"
+    config.write_text(
+        '[variant.default-priorities]\nnamespace = ["x"]\n'
+        '[variant.providers.x]\nrequires = ["x-provider"]\n'
+    )
+    make = ["variant", "make", str(wheel), "-p", "x :: f :: v", "--variants-config", str(config)]
+    result = subprocess.run(
+        [*FITWHEEL, *make, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    )
+    assert result.returncode == 1, result.stderr
+    assert KINDS[kind] in result.stderr and FILENAME in result.stderr
+    assert not out.exists() or not list(out.iterdir())
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_install_refuses_and_changes_nothing(base_venv: Path, tmp_path: Path, kind: str) -> None:
+    wheel = hostile_wheel(tmp_path / "w", kind)
+    venv = tmp_path / "venv"
+    subprocess.run(["cp", "-a", str(base_venv), str(venv)], check=True)
+    before = _user_files(venv)
+    cache = tmp_path / "cache"
+    install = ["install", "--no-index", "--python", str(venv), "--cache-dir", str(cache)]
+    result = subprocess.run(
+        [*FITWHEEL, *install, str(wheel)],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert KINDS[kind] in result.stderr and FILENAME in result.stderr
+    assert "Nothing was changed" in result.stderr
+    assert _user_files(venv) == before
+    # nothing of the wheel reached the unpacked-wheel cache either
+    assert not list(cache.glob("**/fitwheel-unpacked.json"))
+    assert not [p for p in cache.glob("**/*.pth")]
+
+
+UNPACK_PEAK = """
+import json, resource, sys
+from pathlib import Path
+from fitwheel.errors import InvalidWheelError
+from fitwheel.install.unpacked import UnpackedCache
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    UnpackedCache(Path(sys.argv[2])).get(Path(sys.argv[1]), "0" * 64)
+    outcome = "installed"
+except InvalidWheelError as exc:
+    outcome = str(exc)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"outcome": outcome, "grew_kib": after - before}))
+"""
+
+
+def test_a_zip_bomb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    """A member that declares 1,000 bytes and inflates to 200 MB: unpacking stops at the first
+    byte past the declared size, so memory does not grow by anything like 200 MB."""
+    wheel = hostile_wheel(tmp_path, "zip-bomb")
+    result = subprocess.run(
+        [sys.executable, "-c", UNPACK_PEAK, str(wheel), str(tmp_path / "cache")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(result.stdout)
+    assert "declared 1000 bytes" in report["outcome"]
+    assert report["grew_kib"] < 32 * 1024, report
