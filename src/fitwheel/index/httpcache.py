@@ -110,9 +110,3 @@ def _cache_control(value: str) -> dict[str, str]:
         if key:
             out[key.lower()] = val.strip('"')
     return out
-
-
-def default_cache_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("fitwheel")) / "http"
