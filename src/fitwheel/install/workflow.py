@@ -422,7 +422,10 @@ def _resolve_and_install(
                         f"which is none of the --hash values pinned for {p.candidate.name}. "
                         "Nothing was installed."
                     )
-                hashes[algo] = digests
+            if pinned.hashes:
+                # the pins are what is checked: the strongest published hash must not stand
+                # in for them
+                hashes = dict(pinned.hashes)
         items.append(DownloadItem(p.candidate.link.filename, p.candidate.link.url, hashes))
     fetched = fetcher.fetch_all(items)
     for p, done in zip(to_fetch, fetched, strict=True):
