@@ -135,3 +135,20 @@ def test_a_mismatch_is_the_one_error_naming_the_url(tmp_path: Path, wheel: Path)
     for error in errors:
         assert isinstance(error, IntegrityError)
         assert url in str(error) and wrong in str(error)
+
+
+def test_proxies_and_their_bypass_come_from_the_environment() -> None:
+    import urllib3
+
+    env = {
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "http_proxy": "http://127.0.0.1:8",
+        "no_proxy": "internal.example, .corp.example",
+    }
+    s = Session(retries=0, env=env)
+    through = s._pool_for("http://files.example/x.whl")
+    assert isinstance(through, urllib3.ProxyManager)
+    assert through.proxy is not None and through.proxy.port == 8  # lower case wins
+    for direct in ("http://internal.example/x", "http://a.corp.example/x", "http://127.0.0.1/x"):
+        assert not isinstance(s._pool_for(direct), urllib3.ProxyManager), direct
+    assert not isinstance(s._pool_for("https://files.example/x"), urllib3.ProxyManager)
