@@ -2,6 +2,7 @@
 
 import csv
 import io
+import json
 
 import pytest
 from hypothesis import given
@@ -9,37 +10,64 @@ from hypothesis import strategies as st
 
 from fitwheel.install.linked import LinkPlanError, entry_point_scripts, launcher, shebang
 from fitwheel.install.transaction import LinkGroup, _without_overlaps
-from fitwheel.install.unpacked import UnpackError, layout
+from fitwheel.install.unpacked import CachedLayout, CachedMember, UnpackError, layout
 from fitwheel.wheel.record import record_line
 
 WHEEL = "Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"
 
 
+def _layout(members: list[CachedMember], wheel_text: str) -> CachedLayout:
+    return layout(
+        members,
+        distribution="pkg",
+        wheel_version="1.0",
+        dist_info="pkg-1.0.dist-info",
+        data_dir="pkg-1.0.data",
+        wheel_text=wheel_text,
+    )
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"version": 3},
+        {"root_files": "a\nb"},
+        {"data_members": [["x", "yes", "h", 1]]},
+        {"root_is_purelib": "true"},
+    ],
+)
+def test_a_manifest_of_another_shape_is_a_cache_miss(broken: dict[str, object]) -> None:
+    good = _layout([CachedMember("pkg/__init__.py", False, "h1", 1)], WHEEL).to_json()
+    assert CachedLayout.from_json(good) is not None
+    assert CachedLayout.from_json({**good, **broken}) is None
+
+
 def test_layout_splits_root_files_data_members_and_skipped_bytecode() -> None:
     members = [
-        ["pkg/__init__.py", False, "h1", 1],
-        ["pkg/sub/deep/m.py", False, "h2", 2],
-        ["pkg/__pycache__/m.cpython-311.pyc", False, "h3", 3],
-        ["pkg-1.0.data/scripts/tool", True, "h4", 4],
-        ["pkg-1.0.dist-info/METADATA", False, "h5", 5],
-        ["pkg-1.0.dist-info/RECORD", False, "", 0],
-        ["top.py", False, "h6", 6],
+        CachedMember("pkg/__init__.py", False, "h1", 1),
+        CachedMember("pkg/sub/deep/m.py", False, "h2", 2),
+        CachedMember("pkg/__pycache__/m.cpython-311.pyc", False, "h3", 3),
+        CachedMember("pkg-1.0.data/scripts/tool", True, "h4", 4),
+        CachedMember("pkg-1.0.dist-info/METADATA", False, "h5", 5),
+        CachedMember("pkg-1.0.dist-info/RECORD", False, "", 0),
+        CachedMember("top.py", False, "h6", 6),
     ]
-    out = layout(members, "pkg-1.0.dist-info", "pkg-1.0.data", WHEEL)
-    assert out["root_is_purelib"] is True
-    files = out["root_files"].split("\n")
+    out = _layout(members, WHEEL)
+    assert out.root_is_purelib is True
+    files = out.root_files
     assert files == [
         "pkg/__init__.py",
         "pkg/sub/deep/m.py",
         "pkg-1.0.dist-info/METADATA",
         "top.py",
     ]
-    dirs = out["root_dirs"].split("\n")
+    dirs = out.root_dirs
     assert set(dirs) == {"pkg", "pkg/sub", "pkg/sub/deep", "pkg-1.0.dist-info"}
     assert all(dirs.index(d.rpartition("/")[0]) < dirs.index(d) for d in dirs if "/" in d)
-    assert out["skipped"] == ["pkg/__pycache__/m.cpython-311.pyc"]
-    assert out["data_members"] == [["pkg-1.0.data/scripts/tool", True, "h4", 4]]
-    rows = list(csv.reader(io.StringIO(out["root_record"])))
+    assert out.skipped == ["pkg/__pycache__/m.cpython-311.pyc"]
+    assert out.data_members == [("pkg-1.0.data/scripts/tool", True, "h4", 4)]
+    rows = list(csv.reader(io.StringIO(out.root_record)))
+    assert CachedLayout.from_json(json.loads(json.dumps(out.to_json()))) == out
     assert rows[0] == ["pkg/__init__.py", "sha256=h1", "1"]
     assert len(rows) == len(files)
 
@@ -49,12 +77,12 @@ def test_layout_splits_root_files_data_members_and_skipped_bytecode() -> None:
 )
 def test_layout_refuses_a_wheel_format_it_does_not_know(text: str) -> None:
     with pytest.raises(UnpackError, match="Wheel-Version"):
-        layout([], "p-1.dist-info", "p-1.data", text)
+        _layout([], text)
 
 
 def test_platlib_when_root_is_not_purelib() -> None:
-    out = layout([], "p-1.dist-info", "p-1.data", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\n")
-    assert out["root_is_purelib"] is False
+    out = _layout([], "Wheel-Version: 1.0\nRoot-Is-Purelib: false\n")
+    assert out.root_is_purelib is False
 
 
 @given(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30))

@@ -2,19 +2,19 @@
 
 The cheapest source wins: a ``.metadata`` file the index announces (hash-checked), then the
 ``*.dist-info/METADATA`` member read through HTTP range requests (the zip directory lives at the
-end), then the whole wheel. Local wheels are read in place.
+end), then the whole wheel, streamed to a temporary file. Local wheels are read in place. Every
+wheel is read by the one wheel reader (:mod:`fitwheel.wheel.archive`).
 """
 
 from __future__ import annotations
 
-import io
-import zipfile
 from pathlib import Path
 
 from fitwheel.errors import FitwheelError
 from fitwheel.index.findlinks import local_path
 from fitwheel.index.http import Session
 from fitwheel.index.simple import Link
+from fitwheel.wheel.archive import WheelArchive
 
 _RANGE_CHUNK = 64 * 1024
 
@@ -23,79 +23,50 @@ class MetadataError(FitwheelError):
     pass
 
 
-def dist_info_member(names: list[str], wheel_name: str, member: str) -> str:
-    """The ``{dist-info}/{member}`` path in a wheel, checking there is exactly one dist-info."""
-    dist_infos = {n.split("/", 1)[0] for n in names if n.split("/", 1)[0].endswith(".dist-info")}
-    if len(dist_infos) != 1:
-        raise MetadataError(
-            f"{wheel_name} must hold exactly one .dist-info folder, not {len(dist_infos)}."
-        )
-    return f"{dist_infos.pop()}/{member}"
-
-
-def read_member(archive: zipfile.ZipFile, wheel_name: str, member: str) -> bytes | None:
-    path = dist_info_member(archive.namelist(), wheel_name, member)
-    try:
-        return archive.read(path)
-    except KeyError:
+def _member_of(archive: WheelArchive, member: str) -> bytes | None:
+    """``{dist-info}/{member}`` of an opened wheel (None when absent)."""
+    name = f"{archive.dist_info}/{member}"
+    if name not in archive.by_name:
         return None
+    return archive.read_member(name)
 
 
 def wheel_member(path: Path, member: str) -> bytes | None:
     """``{dist-info}/{member}`` of a local wheel (None when absent)."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return read_member(archive, path.name, member)
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise MetadataError(f"{path} is not a readable wheel: {exc}.") from exc
+    with WheelArchive(path) as archive:
+        return _member_of(archive, member)
 
 
-class _RangeReader(io.RawIOBase):
-    """A seekable read-only file over HTTP range requests, with a small block cache."""
+class _RangeReader:
+    """``read(length, offset)`` over HTTP range requests, a block at a time, for
+    :class:`WheelArchive`; raises :class:`_NoRanges` when the server ignores ranges."""
 
     def __init__(self, session: Session, url: str, size: int) -> None:
         self._session = session
         self._url = url
         self._size = size
-        self._pos = 0
         self._blocks: dict[int, bytes] = {}
 
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        base = {0: 0, 1: self._pos, 2: self._size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
     def _block(self, index: int) -> bytes:
-        if index not in self._blocks:
+        block = self._blocks.get(index)
+        if block is None:
             start = index * _RANGE_CHUNK
             end = min(self._size, start + _RANGE_CHUNK) - 1
             data = self._session.get_range(self._url, start, end)
-            if data is None:
+            if data is None or len(data) != end - start + 1:
                 raise _NoRanges()
-            self._blocks[index] = data
-        return self._blocks[index]
+            block = self._blocks[index] = data
+        return block
 
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        want = min(len(buffer), self._size - self._pos)
-        done = 0
-        while done < want:
-            index, offset = divmod(self._pos, _RANGE_CHUNK)
-            chunk = self._block(index)[offset : offset + want - done]
-            if not chunk:
-                break
-            buffer[done : done + len(chunk)] = chunk
-            done += len(chunk)
-            self._pos += len(chunk)
-        return done
+    def read(self, length: int, offset: int) -> bytes:
+        end = min(self._size, offset + length)
+        parts = []
+        while offset < end:
+            index, within = divmod(offset, _RANGE_CHUNK)
+            piece = self._block(index)[within : within + end - offset]
+            parts.append(piece)
+            offset += len(piece)
+        return b"".join(parts)
 
 
 class _NoRanges(Exception):
@@ -125,27 +96,30 @@ def fetch_metadata(link: Link, session: Session | None) -> bytes:
 
 
 def fetch_member(link: Link, session: Session, member: str, *, required: bool) -> bytes | None:
-    """``{dist-info}/{member}`` of a remote wheel: by range requests, else the whole file."""
+    """``{dist-info}/{member}`` of a remote wheel: by range requests (the central directory
+    and the member only), else from the whole wheel streamed to a temporary file; either way
+    read by the one wheel reader, in bounded memory."""
+    data: bytes | None
     try:
         headers = session.head(link.url)
         size = int(headers.get("content-length", "0"))
         if size > 0 and headers.get("accept-ranges", "").lower() == "bytes":
-            with zipfile.ZipFile(
-                io.BufferedReader(_RangeReader(session, link.url, size), _RANGE_CHUNK)
-            ) as zf:
-                data = read_member(zf, link.filename, member)
-                if data is None and required:
-                    raise MetadataError(f"{link.filename} has no {member} file.")
-                return data
-    except (_NoRanges, zipfile.BadZipFile):
+            reader = _RangeReader(session, link.url, size)
+            with WheelArchive(link.url, reader=reader.read, size=size) as archive:
+                data = _member_of(archive, member)
+            if data is None and required:
+                raise MetadataError(f"{link.filename} has no {member} file.")
+            return data
+    except (_NoRanges, ValueError):
         pass
-    resp = session.get(link.url, what="wheel", use_cache=False)
-    assert resp is not None
-    try:
-        with zipfile.ZipFile(io.BytesIO(resp.body)) as zf:
-            data = read_member(zf, link.filename, member)
-    except zipfile.BadZipFile as exc:
-        raise MetadataError(f"{link.url} is not a valid wheel: {exc}.") from exc
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="fitwheel-metadata-") as folder:
+        path = Path(folder) / link.filename
+        with path.open("wb") as handle:
+            session.download(link.url, handle, what="wheel")
+        with WheelArchive(path) as archive:
+            data = _member_of(archive, member)
     if data is None and required:
         raise MetadataError(f"{link.filename} has no {member} file.")
     return data

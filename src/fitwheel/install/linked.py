@@ -13,7 +13,6 @@ path's; a test installs one wheel both ways and compares."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 import re
@@ -22,7 +21,7 @@ from collections.abc import Mapping
 from fitwheel.errors import FitwheelError
 from fitwheel.install.transaction import LinkGroup
 from fitwheel.install.unpacked import UnpackedWheel
-from fitwheel.wheel.record import record_line
+from fitwheel.wheel.record import b64, record_line
 
 #: the install schemes a wheel's ``.data`` folder may name (the wheel format's list)
 SCHEMES = ("purelib", "platlib", "headers", "scripts", "data")
@@ -52,7 +51,7 @@ class CachedWheelPlan:
 
 
 def _digest(content: bytes) -> str:
-    return base64.urlsafe_b64encode(hashlib.sha256(content).digest()).decode().rstrip("=")
+    return b64(hashlib.sha256(content).digest())
 
 
 def shebang(interpreter: str) -> bytes:
@@ -120,7 +119,7 @@ def plan_cached_wheel(
     ``extra_metadata`` (INSTALLER, REQUESTED, ...) added to its ``.dist-info``."""
     plan = CachedWheelPlan()
     manifest = unpacked.manifest
-    root = "purelib" if manifest["root_is_purelib"] else "platlib"
+    root = "purelib" if manifest.root_is_purelib else "platlib"
     bases = {name: os.path.abspath(folder) for name, folder in scheme.items()}
     missing = [name for name in SCHEMES if name not in bases]
     if missing:
@@ -133,21 +132,14 @@ def plan_cached_wheel(
     }
     dist_info = unpacked.dist_info_dir
     files = os.path.join(unpacked.folder, "files") + os.sep
-    plan.skipped = list(manifest["skipped"])
-    root_files = manifest["root_files"]
-    root_dirs = manifest["root_dirs"]
+    plan.skipped = list(manifest.skipped)
     plan.groups.append(
-        LinkGroup(
-            root_base + os.sep,
-            files,
-            root_files.split("\n") if root_files else [],
-            root_dirs.split("\n") if root_dirs else [],
-        )
+        LinkGroup(root_base + os.sep, files, list(manifest.root_files), list(manifest.root_dirs))
     )
-    record = [manifest["root_record"]]
+    record = [manifest.root_record]
     data_prefix = unpacked.data_dir + "/"
     by_scheme: dict[str, LinkGroup] = {}
-    for name, _executable, digest, size in manifest["data_members"]:
+    for name, _executable, digest, size in manifest.data_members:
         target, _, sub = name[len(data_prefix) :].partition("/")
         if target not in SCHEMES or not sub:
             raise LinkPlanError(

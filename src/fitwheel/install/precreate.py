@@ -21,12 +21,13 @@ from __future__ import annotations
 import os
 import queue
 import shutil
-import struct
 import threading
 from pathlib import Path
 
-_HEADER = struct.Struct("<4sHHHHHIIIHH")
-_MAGIC = b"PK\x03\x04"
+from fitwheel.wheel.archive import LOCAL_HEADER as _HEADER
+from fitwheel.wheel.archive import LOCAL_MAGIC as _MAGIC
+from fitwheel.wheel.archive import check_member_name
+
 _DONE = ""
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
 #: members named before the thread starts
@@ -119,17 +120,9 @@ class Precreator:
             name = self._names.get()
             if name == _DONE:
                 return
-            parts = name.split("/")
-            if (
-                not name
-                or name.endswith("/")
-                or name.startswith("/")
-                or ".." in parts
-                or "\\" in name
-                or "\0" in name
-            ):
+            if name.endswith("/") or check_member_name(name) is not None:
                 continue
-            target = os.path.join(self._base, *parts)
+            target = os.path.join(self._base, *name.split("/"))
             parent = os.path.dirname(target)
             try:
                 if parent not in made:

@@ -92,7 +92,7 @@ class UnpackedWheelSource(WheelSource):
     """A :class:`installer.sources.WheelSource` over an unpacked wheel in the cache."""
 
     def __init__(self, unpacked: UnpackedWheel) -> None:
-        super().__init__(unpacked.distribution, unpacked.manifest["wheel_version"])
+        super().__init__(unpacked.distribution, unpacked.manifest.wheel_version)
         self.unpacked = unpacked
         self.folder = unpacked.folder
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 
 from fitwheel.errors import FitwheelError
+from fitwheel.wheel.record import RecordError, installed_paths
 
 
 class UninstallError(FitwheelError):
@@ -28,11 +27,15 @@ def owned_files(dist: importlib_metadata.Distribution, prefix: Path) -> set[Path
             f"{name} is installed without a RECORD file, so fitwheel cannot tell its files: "
             "remove it with the tool that installed it."
         )
+    try:
+        listed = installed_paths(record)
+    except RecordError as exc:
+        raise UninstallError(
+            f"{dist_info}/RECORD: {exc}; fitwheel cannot tell its files."
+        ) from None
     files: set[Path] = set()
-    for row in csv.reader(io.StringIO(record)):
-        if not row or not row[0]:
-            continue
-        path = Path(os.path.normpath(base / row[0]))
+    for relpath in listed:
+        path = Path(os.path.normpath(base / relpath))
         if not path.is_relative_to(prefix):
             continue
         files.add(path)

@@ -1,11 +1,12 @@
 """A cache of unpacked wheels, so that installing a wheel again links (or copies) files instead
 of inflating the archive.
 
-Each wheel (by sha256) is unpacked once into ``{root}/{sha[:2]}/{sha}/`` after its RECORD was
-checked against the content. Beside the files lie a list of every member (``[name, executable,
-sha256, size]``, the hash in RECORD's urlsafe base64) and a manifest with the install layout
-worked out once: the files that go to the root scheme folder (as one string), the folders they
-need, their RECORD lines, and the members of the ``.data`` folders. Installing from the cache
+Each wheel (by sha256) is unpacked once into ``{root}/{sha[:2]}/{sha}/`` by
+:mod:`fitwheel.install.unpacking`, every member checked against RECORD as it is written. Beside
+the files lie a list of every member (:class:`CachedMember`: name, executable, sha256 in RECORD's
+urlsafe base64, size) and a manifest with the install layout worked out once
+(:class:`CachedLayout`: the files that go to the root scheme folder, the folders they need,
+their RECORD lines, and the members of the ``.data`` folders). Installing from the cache
 then reads one small file and loops over nothing in Python that the kernel does not do anyway.
 
 Later runs trust the entry, as a content-addressed cache may; :class:`UnpackedCache` with
@@ -14,8 +15,8 @@ file edited in place through a hard link, and unpacks the wheel afresh when one 
 :mod:`fitwheel.install.linked` turns that manifest into an install plan whose files the
 transaction hard-links (or copies) into place.
 
-Only unpacking needs ``zipfile``, the inflater and the PyPA ``installer`` library's RECORD
-parser; they are imported then, so that installing from the cache starts fast.
+Only unpacking needs the wheel reader and the inflater; they are imported then, so that
+installing from the cache starts fast.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from fitwheel.errors import FitwheelError
 from fitwheel.install.precreate import Precreator
@@ -32,17 +34,113 @@ from fitwheel.wheel.record import record_line
 
 MANIFEST = "fitwheel-unpacked.json"
 MEMBERS = "fitwheel-members.json"
-MANIFEST_VERSION = 3
+MANIFEST_VERSION = 4
 
 
 class UnpackError(FitwheelError):
     pass
 
 
+class CachedMember(NamedTuple):
+    """One member of a cached wheel: its name, whether it is executable, its sha256 (RECORD's
+    urlsafe base64) and its size."""
+
+    name: str
+    executable: bool
+    sha256: str
+    size: int
+
+
+def _is_member_list(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(row, list)
+        and len(row) == 4
+        and isinstance(row[0], str)
+        and isinstance(row[1], bool)
+        and isinstance(row[2], str)
+        and isinstance(row[3], int)
+        for row in value
+    )
+
+
+def _is_str_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+@dataclass(frozen=True, slots=True)
+class CachedLayout:
+    """The install layout of an unpacked wheel, independent of the target environment: what
+    :mod:`fitwheel.install.linked` needs to plan an install without looking at the members."""
+
+    distribution: str
+    wheel_version: str
+    dist_info_dir: str
+    data_dir: str
+    root_is_purelib: bool
+    #: the files that go to the root scheme folder, and the folders they need (parents first)
+    root_files: list[str]
+    root_dirs: list[str]
+    #: RECORD's lines for ``root_files``, worked out once
+    root_record: str
+    data_members: list[CachedMember]
+    #: members left out (byte-code shipped inside the wheel)
+    skipped: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": MANIFEST_VERSION,
+            "distribution": self.distribution,
+            "wheel_version": self.wheel_version,
+            "dist_info_dir": self.dist_info_dir,
+            "data_dir": self.data_dir,
+            "root_is_purelib": self.root_is_purelib,
+            "root_files": self.root_files,
+            "root_dirs": self.root_dirs,
+            "root_record": self.root_record,
+            "data_members": [list(m) for m in self.data_members],
+            "skipped": self.skipped,
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> CachedLayout | None:
+        """The layout a manifest describes, or None when it is of another version or shape (a
+        cache miss: the wheel is unpacked again)."""
+        if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
+            return None
+        texts = ("distribution", "wheel_version", "dist_info_dir", "data_dir", "root_record")
+        if not all(isinstance(data.get(key), str) for key in texts):
+            return None
+        if not isinstance(data.get("root_is_purelib"), bool):
+            return None
+        lists = ("root_files", "root_dirs", "skipped")
+        if not all(_is_str_list(data.get(key)) for key in lists):
+            return None
+        if not _is_member_list(data.get("data_members")):
+            return None
+        return cls(
+            distribution=data["distribution"],
+            wheel_version=data["wheel_version"],
+            dist_info_dir=data["dist_info_dir"],
+            data_dir=data["data_dir"],
+            root_is_purelib=data["root_is_purelib"],
+            root_files=data["root_files"],
+            root_dirs=data["root_dirs"],
+            root_record=data["root_record"],
+            data_members=[CachedMember(*row) for row in data["data_members"]],
+            skipped=data["skipped"],
+        )
+
+
 def layout(
-    members: list[list[Any]], dist_info: str, data_dir: str, wheel_text: str
-) -> dict[str, Any]:
-    """The install layout of a wheel's members, independent of the target environment."""
+    members: list[CachedMember],
+    *,
+    distribution: str,
+    wheel_version: str,
+    dist_info: str,
+    data_dir: str,
+    wheel_text: str,
+) -> CachedLayout:
+    """The install layout of a wheel's members."""
     fields: dict[str, str] = {}
     for line in wheel_text.splitlines():
         key, sep, value = line.partition(":")
@@ -59,9 +157,10 @@ def layout(
     files: list[str] = []
     record: list[str] = []
     dirs: set[str] = set()
-    data: list[list[Any]] = []
+    data: list[CachedMember] = []
     skipped: list[str] = []
-    for name, executable, digest, size in members:
+    for member in members:
+        name = member.name
         if name == record_path:
             continue
         if "__pycache__/" in name and "__pycache__" in name.split("/")[:-1]:
@@ -69,22 +168,26 @@ def layout(
             skipped.append(name)
             continue
         if name.startswith(data_prefix):
-            data.append([name, executable, digest, size])
+            data.append(member)
             continue
         files.append(name)
-        record.append(record_line(name, "sha256=" + digest, size))
+        record.append(record_line(name, "sha256=" + member.sha256, member.size))
         parent = name.rpartition("/")[0]
         while parent and parent not in dirs:
             dirs.add(parent)
             parent = parent.rpartition("/")[0]
-    return {
-        "root_is_purelib": fields.get("root-is-purelib", "").lower() == "true",
-        "root_files": "\n".join(files),
-        "root_dirs": "\n".join(sorted(dirs, key=lambda d: (d.count("/"), d))),
-        "root_record": "".join(record),
-        "data_members": data,
-        "skipped": skipped,
-    }
+    return CachedLayout(
+        distribution=distribution,
+        wheel_version=wheel_version,
+        dist_info_dir=dist_info,
+        data_dir=data_dir,
+        root_is_purelib=fields.get("root-is-purelib", "").lower() == "true",
+        root_files=files,
+        root_dirs=sorted(dirs, key=lambda d: (d.count("/"), d)),
+        root_record="".join(record),
+        data_members=data,
+        skipped=skipped,
+    )
 
 
 class UnpackedCache:
@@ -134,7 +237,7 @@ class UnpackedCache:
                 finally:
                     if prepared is not None:
                         prepared.close()
-                (tmp / MANIFEST).write_text(json.dumps(manifest))
+                (tmp / MANIFEST).write_text(json.dumps(manifest.to_json()))
                 folder.parent.mkdir(parents=True, exist_ok=True)
                 shutil.rmtree(folder, ignore_errors=True)  # a damaged earlier copy
                 try:
@@ -149,34 +252,32 @@ class UnpackedCache:
         unpacked = self._loaded[sha256] = UnpackedWheel(folder, manifest)
         return unpacked
 
-    def _load(self, folder: Path) -> dict[str, Any] | None:
+    def _load(self, folder: Path) -> CachedLayout | None:
         try:
-            data = json.loads((folder / MANIFEST).read_text())
+            data = CachedLayout.from_json(json.loads((folder / MANIFEST).read_text()))
         except (OSError, ValueError):
             return None
-        if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
-            return None
-        if not isinstance(data.get("root_files"), str):
+        if data is None:
             return None
         if self.verify:
             base = os.path.join(folder, "files") + os.sep
             stat_of = os.stat
             try:
-                for name, _executable, _digest, size in _read_members(folder):
+                for member in _read_members(folder):
                     # a file changed in place (through a hard link from an environment)
                     # usually changes size
-                    if stat_of(base + name).st_size != size:
+                    if stat_of(base + member.name).st_size != member.size:
                         return None
-            except (OSError, ValueError, TypeError):
+            except (OSError, ValueError):
                 return None
         return data
 
 
-def _read_members(folder: Path) -> list[list[Any]]:
+def _read_members(folder: Path) -> list[CachedMember]:
     members = json.loads((folder / MEMBERS).read_text())
-    if not isinstance(members, list):
-        raise ValueError(f"{folder / MEMBERS} is not a list")
-    return members
+    if not _is_member_list(members):
+        raise ValueError(f"{folder / MEMBERS} is not a list of members")
+    return [CachedMember(*row) for row in members]
 
 
 class UnpackedWheel:
@@ -185,14 +286,14 @@ class UnpackedWheel:
 
     __slots__ = ("_members", "folder", "manifest")
 
-    def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
+    def __init__(self, folder: Path, manifest: CachedLayout) -> None:
         self.folder = folder
         self.manifest = manifest
-        self._members: list[list[Any]] | None = None
+        self._members: list[CachedMember] | None = None
 
     @property
-    def members(self) -> list[list[Any]]:
-        """``[name, executable, sha256 (urlsafe base64), size]`` of every member."""
+    def members(self) -> list[CachedMember]:
+        """Every member of the wheel."""
         if self._members is None:
             try:
                 self._members = _read_members(self.folder)
@@ -205,15 +306,15 @@ class UnpackedWheel:
 
     @property
     def distribution(self) -> str:
-        return str(self.manifest["distribution"])
+        return self.manifest.distribution
 
     @property
     def dist_info_dir(self) -> str:
-        return str(self.manifest["dist_info_dir"])
+        return self.manifest.dist_info_dir
 
     @property
     def data_dir(self) -> str:
-        return str(self.manifest["data_dir"])
+        return self.manifest.data_dir
 
     def read_dist_info(self, filename: str) -> str:
         return (self.folder / "files" / self.dist_info_dir / filename).read_text(encoding="utf-8")

@@ -17,9 +17,8 @@ import stat
 import threading
 import zlib
 from pathlib import Path
-from typing import Any
 
-from fitwheel.install.unpacked import MANIFEST_VERSION, MEMBERS, UnpackError, layout
+from fitwheel.install.unpacked import MEMBERS, CachedLayout, CachedMember, UnpackError, layout
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.wheel.archive import (
     DEFLATED,
@@ -206,7 +205,7 @@ def _extract_all(archive: WheelArchive, members: list[_Member], wheel: str) -> l
     return digests
 
 
-def unpack(wheel: Path, folder: Path) -> dict[str, Any]:
+def unpack(wheel: Path, folder: Path) -> CachedLayout:
     """Extract ``wheel`` into ``folder``, checking every member against RECORD on the way (one
     pass over the content). The archive is opened by the one wheel reader, which refuses
     unsafe names, overlapping members, disagreeing headers and zip bombs before anything is
@@ -220,13 +219,6 @@ def unpack(wheel: Path, folder: Path) -> dict[str, Any]:
         for problem in archive.check_record_coverage(record, strict=False):
             warnings.warn(f"{wheel.name}: {problem}", stacklevel=2)
         dist_info = archive.dist_info
-        manifest: dict[str, Any] = {
-            "version": MANIFEST_VERSION,
-            "distribution": name.name,
-            "wheel_version": name.version,
-            "dist_info_dir": dist_info,
-            "data_dir": f"{name.name}-{name.version}.data",
-        }
         base = str(folder / "files")
         members: list[_Member] = []
         parents: set[str] = set()
@@ -249,9 +241,15 @@ def unpack(wheel: Path, folder: Path) -> dict[str, Any]:
         except UnicodeDecodeError as exc:
             raise UnpackError(f"cannot install {wheel.name}: its WHEEL file: {exc}") from exc
     listed = [
-        [m.member.name, m.executable, h, m.member.file_size]
+        CachedMember(m.member.name, m.executable, h, m.member.file_size)
         for m, h in zip(members, digests, strict=True)
     ]
-    manifest.update(layout(listed, dist_info, manifest["data_dir"], wheel_text))
     (folder / MEMBERS).write_text(json.dumps(listed, separators=(",", ":")))
-    return manifest
+    return layout(
+        listed,
+        distribution=name.name,
+        wheel_version=name.version,
+        dist_info=dist_info,
+        data_dir=f"{name.name}-{name.version}.data",
+        wheel_text=wheel_text,
+    )

@@ -48,25 +48,40 @@ def record_hash(data: bytes) -> str:
     return "sha256=" + b64(hashlib.sha256(data).digest())
 
 
+def _rows(text: str) -> Iterator[list[str]]:
+    """RECORD's CSV rows (empty lists for blank lines)."""
+    if '"' in text or "\r" in text:
+        import csv  # only a RECORD with quotes needs it; installing from the cache parses none
+        import io
+
+        return csv.reader(io.StringIO(text, newline=""))
+    # Without quotes or carriage returns, CSV rows are plain lines split at commas, and
+    # splitting them is several times faster than the csv module on a 12,000-line RECORD.
+    return (line.split(",") if line else [] for line in text.split("\n"))
+
+
+def installed_paths(text: str) -> list[str]:
+    """The paths an *installed* distribution's RECORD lists (relative to its site folder; any
+    installer may have written it, so hashes and sizes are not checked here)."""
+    import csv
+
+    try:
+        return [row[0] for row in _rows(text) if row and row[0]]
+    except csv.Error as exc:
+        raise RecordError(f"RECORD cannot be read as CSV ({exc})") from None
+
+
 def parse_record(data: bytes) -> dict[str, RecordEntry]:
     """RECORD's rows by path; :class:`RecordError` when a row breaks the rules above."""
-    import csv  # only a RECORD with quotes needs it; installing from the cache parses none
-    import io
+    import csv
 
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RecordError(f"RECORD is not UTF-8 ({exc})") from None
     entries: dict[str, RecordEntry] = {}
-    rows: Iterator[list[str]]
-    if '"' in text or "\r" in text:
-        rows = csv.reader(io.StringIO(text, newline=""))
-    else:
-        # Without quotes or carriage returns, CSV rows are plain lines split at commas, and
-        # splitting them is several times faster than the csv module on a 12,000-line RECORD.
-        rows = (line.split(",") if line else [] for line in text.split("\n"))
     try:
-        for lineno, row in enumerate(rows, start=1):
+        for lineno, row in enumerate(_rows(text), start=1):
             if not row:
                 continue
             if len(row) != 3:
