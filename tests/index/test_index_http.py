@@ -5,9 +5,11 @@ from pathlib import Path
 import pytest
 from fwtestkit import build_simple_index, make_wheel, serve
 
+from fitwheel.index.auth import redact
 from fitwheel.index.config import IndexConfig
 from fitwheel.index.finder import Finder
-from fitwheel.index.http import HttpCache, HttpError, Session, UnreachableError, redact
+from fitwheel.index.http import HttpError, Session, UnreachableError
+from fitwheel.index.httpcache import HttpCache
 from fitwheel.index.metadata import fetch_member, fetch_metadata
 
 
@@ -244,7 +246,7 @@ def test_hashed_files_come_from_the_cache_without_asking(index_root: Path, tmp_p
 def test_a_hashed_file_that_differs_from_its_hash_is_refused(
     index_root: Path, tmp_path: Path
 ) -> None:
-    from fitwheel.index.http import HashMismatchError
+    from fitwheel.integrity import HashMismatchError
 
     target = index_root / "simple" / "beta" / "index.html"
     body = target.read_bytes()

@@ -5,7 +5,8 @@ import pytest
 from fwtestkit import make_wheel, serve, sha256_of
 
 from fitwheel.index.http import HttpError, Session
-from fitwheel.install.download import Downloader, DownloadItem, HashMismatchError
+from fitwheel.install.download import Downloader, DownloadItem
+from fitwheel.integrity import HashMismatchError
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def test_hash_mismatch_fails_and_leaves_no_file(tmp_path: Path, files: Path) -> 
         assert not list((tmp_path / "cache" / "tmp").iterdir())
 
 
-def test_any_of_several_pinned_hashes_is_accepted_and_other_algorithms_checked(
+def test_any_of_several_pinned_hashes_is_accepted_and_the_strongest_algorithm_checked(
     tmp_path: Path, files: Path
 ) -> None:
     wheel = sorted(files.glob("*.whl"))[0]

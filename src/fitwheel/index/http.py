@@ -1,36 +1,40 @@
-"""One HTTP session for every index request: pooled connections, retries, TLS, credentials, cache.
+"""One HTTP session for every index request: pooled connections, retries, TLS, proxies, time-outs.
 
 Everything that reaches the network goes through :class:`Session`, so that retry policy, trust
-store, authentication and caching are decided once. Failures become :class:`HttpError` (a status
-from the server) or :class:`UnreachableError` (no answer at all), both naming the URL.
+store, authentication (:mod:`fitwheel.index.auth`), caching (:mod:`fitwheel.index.httpcache`)
+and hash checks (:mod:`fitwheel.integrity`) are decided once. Failures become
+:class:`HttpError` (a status from the server) or :class:`UnreachableError` (no answer at all),
+both naming the URL.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
-import hashlib
-import json
 import os
 import ssl
+import threading
 import time
 import urllib.parse
+import urllib.request
 from collections.abc import Callable, Mapping
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fitwheel import __version__
-from fitwheel.errors import FitwheelError
-from fitwheel.variants.frozen import Frozen
+from fitwheel.errors import FitwheelError, NetworkError
+from fitwheel.index.auth import netloc, netrc_credentials, redact, split_credentials
+from fitwheel.index.httpcache import HttpCache
+from fitwheel.integrity import Hashes, HashMismatchError, verify
 
 if TYPE_CHECKING:
     import urllib3
 
 USER_AGENT = f"fitwheel/{__version__}"
 _RETRY_STATUSES = (500, 502, 503, 504)
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
-class HttpError(FitwheelError):
+class HttpError(NetworkError):
     """The server answered with an error status."""
 
     def __init__(self, url: str, status: int, what: str = "") -> None:
@@ -46,17 +50,7 @@ class HttpError(FitwheelError):
         super().__init__(f"HTTP {status} from {redact(url)}{subject}: {hint}.")
 
 
-class HashMismatchError(FitwheelError):
-    def __init__(self, url: str, what: str = "") -> None:
-        super().__init__(
-            f"{what + ' ' if what else ''}{redact(url)} does not have the hash its index "
-            "publishes, so fitwheel refuses it: the index lists one file and serves another "
-            "(tell its maintainer, or try again if it is being updated)."
-        )
-        self.url = url
-
-
-class UnreachableError(FitwheelError):
+class UnreachableError(NetworkError):
     """No answer: DNS failure, refused connection, TLS failure or time-out after the retries."""
 
     def __init__(self, url: str, reason: str) -> None:
@@ -65,52 +59,6 @@ class UnreachableError(FitwheelError):
             f"could not reach {redact(url)}: {reason}. Check the URL, the network and the "
             "proxy settings, or use --no-index with --find-links for an offline install."
         )
-
-
-def redact(url: str) -> str:
-    """``url`` without its password, for messages."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username}:****@{parts.hostname}"
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-
-
-def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
-    """``url`` without user info, and the ``(user, password)`` it carried (None if none)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None:
-        return url, None
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc += f":{parts.port}"
-    clean = urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-    return clean, (
-        urllib.parse.unquote(parts.username),
-        urllib.parse.unquote(parts.password or ""),
-    )
-
-
-def _netloc(url: str) -> str:
-    return urllib.parse.urlsplit(url).netloc.rsplit("@", 1)[-1].lower()
-
-
-def _netrc_credentials(host: str, env: Mapping[str, str]) -> tuple[str, str] | None:
-    path = env.get("NETRC") or os.path.join(os.path.expanduser("~"), ".netrc")
-    if not os.path.isfile(path):
-        return None
-    import netrc
-
-    try:
-        entry = netrc.netrc(path).authenticators(host)
-    except (OSError, netrc.NetrcParseError):
-        return None
-    if entry is None:
-        return None
-    login, _account, password = entry
-    return login, password or ""
 
 
 def ssl_context(env: Mapping[str, str], cafile: str | None = None) -> ssl.SSLContext:
@@ -129,149 +77,17 @@ def ssl_context(env: Mapping[str, str], cafile: str | None = None) -> ssl.SSLCon
     return context
 
 
-class Response(Frozen):
-    __slots__ = ("body", "from_cache", "headers", "status", "url")
+@dataclass(frozen=True, slots=True)
+class Response:
     url: str
     status: int
     headers: Mapping[str, str]
     body: bytes
-    from_cache: bool
-
-    def __init__(
-        self,
-        url: str,
-        status: int,
-        headers: Mapping[str, str],
-        body: bytes,
-        from_cache: bool = False,
-    ) -> None:
-        _set = object.__setattr__
-        _set(self, "url", url)
-        _set(self, "status", status)
-        _set(self, "headers", headers)
-        _set(self, "body", body)
-        _set(self, "from_cache", from_cache)
+    from_cache: bool = False
 
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-
-
-class HttpCache:
-    """A small cache of index pages keyed by URL: the body plus ETag / Last-Modified / max-age.
-
-    Entries are revalidated with conditional requests once stale; ``no-store`` answers are not
-    kept. Wheels do not go here (the installer has its own content-addressed cache).
-
-    One file per entry (a line of JSON, then the body), written in place: creating files is
-    what costs on most filesystems, and the body's sha256 in the JSON line turns a torn or
-    half-written entry into a miss."""
-
-    __slots__ = ("_folders", "root")
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._folders: set[str] = set()
-
-    def __repr__(self) -> str:
-        return f"HttpCache(root={self.root!r})"
-
-    def _path(self, url: str) -> tuple[str, str]:
-        key = hashlib.sha256(url.encode()).hexdigest()
-        folder = os.path.join(self.root, key[:2])
-        return folder, os.path.join(folder, key)
-
-    def load(self, url: str) -> tuple[dict[str, Any], bytes] | None:
-        try:
-            with open(self._path(url)[1], "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return None
-        head, sep, body = data.partition(b"\n")
-        try:
-            meta = json.loads(head) if sep else None
-        except ValueError:
-            return None
-        if (
-            not isinstance(meta, dict)
-            or meta.get("url") != url
-            or hashlib.sha256(body).hexdigest() != meta.get("sha256")
-        ):
-            return None
-        return meta, body
-
-    def store(
-        self,
-        url: str,
-        headers: Mapping[str, str],
-        body: bytes,
-        previous: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Keep ``body``; ``previous`` (the entry a 304 confirmed) is not written again when
-        nothing in it would change."""
-        control = _cache_control(headers.get("cache-control", ""))
-        if "no-store" in control:
-            return
-        max_age = 0
-        if not {"no-cache", "private"} & control.keys():
-            try:
-                max_age = int(control.get("max-age", "0"))
-            except ValueError:
-                max_age = 0
-        meta = {
-            "url": url,
-            "etag": headers.get("etag"),
-            "last_modified": headers.get("last-modified"),
-            "content_type": headers.get("content-type", ""),
-            "expires_at": time.time() + max_age,
-            "sha256": hashlib.sha256(body).hexdigest(),
-        }
-        if previous is not None and max_age == 0:
-            same = ("etag", "last_modified", "content_type", "sha256")
-            if all(previous.get(k) == meta[k] for k in same):
-                return
-        folder, path = self._path(url)
-        try:
-            if folder not in self._folders:
-                os.makedirs(folder, exist_ok=True)
-                self._folders.add(folder)
-            # a new file rather than truncating the old one: ext4 flushes a truncated file
-            # to the disk on close
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-            try:
-                os.write(fd, json.dumps(meta).encode() + b"\n" + body)
-            finally:
-                os.close(fd)
-        except OSError:
-            pass  # a cache that cannot be written only costs speed
-
-
-def _matches(body: bytes, hashes: Mapping[str, str], known_sha256: object) -> bool:
-    """Whether ``body`` has the first of ``hashes`` this Python can compute (no known
-    algorithm: True, as nothing can be checked)."""
-    for algo, digest in hashes.items():
-        if algo == "sha256" and isinstance(known_sha256, str):
-            return known_sha256 == digest.lower()
-        if algo in hashlib.algorithms_guaranteed:
-            return hashlib.new(algo, body).hexdigest() == digest.lower()
-    return True
-
-
-def _cache_control(value: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in value.split(","):
-        key, _, val = item.strip().partition("=")
-        if key:
-            out[key.lower()] = val.strip('"')
-    return out
-
-
-def default_cache_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("fitwheel")) / "http"
 
 
 class Session:
@@ -280,8 +96,11 @@ class Session:
 
     __slots__ = (
         "_credentials",
+        "_lock",
         "_pool",
         "_proxies",
+        "_proxy_pools",
+        "_tls",
         "backoff",
         "cache",
         "cafile",
@@ -309,42 +128,53 @@ class Session:
         self.cafile = cafile
         self._credentials: dict[str, tuple[str, str]] = {}
         self._pool: Any = None
-        self._proxies: dict[str, Any] = {}
+        self._proxy_pools: dict[str, Any] = {}
+        self._proxies = _proxies(env)
+        self._tls: ssl.SSLContext | None = None
+        # an RLock: building a proxy pool asks for the TLS context under the same lock
+        self._lock = threading.RLock()
 
     def add_credentials(self, url: str) -> str:
         """Remember the user info of ``url`` for its host; return the URL without it."""
         clean, creds = split_credentials(url)
         if creds is not None:
-            self._credentials[_netloc(clean)] = creds
+            self._credentials[netloc(clean)] = creds
         return clean
+
+    def _tls_context(self) -> ssl.SSLContext:
+        """The one TLS context of this session (built on first use: it costs milliseconds)."""
+        with self._lock:
+            if self._tls is None:
+                self._tls = ssl_context(self.env, self.cafile)
+            return self._tls
 
     def _pool_for(self, url: str) -> urllib3.PoolManager:
         import urllib3
 
-        scheme = urllib.parse.urlsplit(url).scheme
-        host = urllib.parse.urlsplit(url).hostname or ""
-        proxies = _proxies(self.env)
-        proxy = proxies.get(scheme)
-        if proxy and not _bypass_proxy(host, proxies.get("no", "")):
-            if proxy not in self._proxies:
-                self._proxies[proxy] = urllib3.ProxyManager(
-                    proxy, ssl_context=ssl_context(self.env, self.cafile), num_pools=8, maxsize=8
-                )
-            return self._proxies[proxy]  # type: ignore[no-any-return]
-        if self._pool is None:
-            self._pool = urllib3.PoolManager(
-                num_pools=16,
-                maxsize=16,
-                ssl_context=ssl_context(self.env, self.cafile) if scheme == "https" else None,
-                headers={"User-Agent": USER_AGENT},
-            )
-        return self._pool  # type: ignore[no-any-return]
+        parts = urllib.parse.urlsplit(url)
+        proxy = self._proxies.get(parts.scheme)
+        host = parts.hostname or ""
+        # the loopback host never goes through a proxy, as before no_proxy is consulted
+        if (
+            proxy
+            and host not in _LOOPBACK
+            and not urllib.request.proxy_bypass_environment(host, self._proxies)  # type: ignore[attr-defined]
+        ):
+            with self._lock:
+                if proxy not in self._proxy_pools:
+                    self._proxy_pools[proxy] = urllib3.ProxyManager(
+                        proxy, ssl_context=self._tls_context(), num_pools=8, maxsize=8
+                    )
+                return self._proxy_pools[proxy]  # type: ignore[no-any-return]
+        with self._lock:
+            if self._pool is None:
+                self._pool = _pool_manager(self._tls_context)
+            return self._pool  # type: ignore[no-any-return]
 
     def _auth_header(self, url: str) -> dict[str, str]:
-        host = _netloc(url)
-        creds = self._credentials.get(host)
+        creds = self._credentials.get(netloc(url))
         if creds is None:
-            creds = _netrc_credentials(urllib.parse.urlsplit(url).hostname or "", self.env)
+            creds = netrc_credentials(urllib.parse.urlsplit(url).hostname or "", self.env)
         if creds is None:
             return {}
         token = base64.b64encode(f"{creds[0]}:{creds[1]}".encode()).decode()
@@ -402,10 +232,13 @@ class Session:
         headers: dict[str, str] = {}
         if accept:
             headers["Accept"] = accept
+        published = Hashes.of(hashes)
+        # refused before any request when the index offers no hash fitwheel checks
+        algorithm = published.choose(redact(url), what)
         cached = self.cache.load(url) if (self.cache and use_cache) else None
-        if cached is not None and hashes:
+        if cached is not None and algorithm is not None:
             meta, body = cached
-            if _matches(body, hashes, meta.get("sha256")):
+            if _cached_matches(published, algorithm, meta.get("sha256"), body):
                 hdrs = {"content-type": meta.get("content_type", "")}
                 return Response(url, 200, hdrs, body, from_cache=True)
             cached = None  # not the published content: fetch it afresh, unconditionally
@@ -431,8 +264,7 @@ class Session:
         if resp.status >= 400:
             raise HttpError(url, resp.status, what)
         body = resp.data
-        if hashes and not _matches(body, hashes, None):
-            raise HashMismatchError(url, what)
+        verify(body, published, redact(url), what)
         if self.cache is not None and use_cache:
             self.cache.store(url, resp_headers, body)
         final = resp.geturl() or url
@@ -493,25 +325,52 @@ class Session:
             resp.release_conn()
 
 
-def _proxies(env: Mapping[str, str]) -> dict[str, str]:
-    """``{scheme}_proxy`` / ``no_proxy`` settings (lower case wins, as curl and pip read them)."""
+def _pool_manager(tls: Callable[[], ssl.SSLContext]) -> urllib3.PoolManager:
+    """A pool manager whose every https pool, however it is reached (first request, after
+    http ones, through a redirect), uses the session's TLS context, built on first need."""
+    import urllib3
+
+    class _Pools(urllib3.PoolManager):
+        def _new_pool(
+            self,
+            scheme: str,
+            host: str,
+            port: int,
+            request_context: dict[str, Any] | None = None,
+        ) -> urllib3.HTTPConnectionPool:
+            if scheme == "https":
+                context = dict(request_context or self.connection_pool_kw)
+                context["ssl_context"] = tls()
+                request_context = context
+            return super()._new_pool(scheme, host, port, request_context)
+
+    return _Pools(num_pools=16, maxsize=16, headers={"User-Agent": USER_AGENT})
+
+
+def _cached_matches(published: Hashes, algorithm: str, sha256: object, body: bytes) -> bool:
+    """Whether a cached ``body`` is the published file (the entry's sha256 saves hashing)."""
+    if algorithm == "sha256" and isinstance(sha256, str):
+        return sha256 in published.allowed["sha256"]
+    try:
+        verify(body, published, "")
+    except HashMismatchError:
+        return False
+    return True
+
+
+def _proxies(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The proxy settings of ``env`` (None: the process environment, through
+    :func:`urllib.request.getproxies_environment`), read the way that function reads them
+    (``{scheme}_proxy``, lower case winning; ``no`` for the bypass list), so that
+    :func:`urllib.request.proxy_bypass_environment` can judge them."""
+    if env is None:
+        return urllib.request.getproxies_environment()
     out: dict[str, str] = {}
-    for key in ("http", "https", "no"):
-        value = env.get(f"{key}_proxy") or env.get(f"{key.upper()}_PROXY")
-        if value:
-            out[key] = value
+    for name in sorted(env, key=lambda n: n.islower()):  # lower case last: it wins
+        value = env[name]
+        if value and name.lower().endswith("_proxy"):
+            out[name.lower()[: -len("_proxy")]] = value
     return out
-
-
-def _bypass_proxy(host: str, no_proxy: str) -> bool:
-    if host in ("127.0.0.1", "localhost", "::1"):
-        return True
-    for item in (part.strip().lower() for part in no_proxy.split(",")):
-        if item == "*" or (
-            item and (host == item.lstrip(".") or host.endswith("." + item.lstrip(".")))
-        ):
-            return True
-    return False
 
 
 def _reason(exc: BaseException | None) -> str:

@@ -8,7 +8,6 @@ wheel is read by the one wheel reader (:mod:`fitwheel.wheel.archive`).
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from fitwheel.errors import FitwheelError
@@ -74,16 +73,6 @@ class _NoRanges(Exception):
     pass
 
 
-def _check_hash(data: bytes, hashes: dict[str, str] | None, what: str) -> None:
-    for algo, expected in (hashes or {}).items():
-        if algo in hashlib.algorithms_guaranteed:
-            if hashlib.new(algo, data).hexdigest() != expected:
-                raise MetadataError(
-                    f"the {algo} hash of {what} does not match the index; refusing to use it."
-                )
-            return
-
-
 def fetch_metadata(link: Link, session: Session | None) -> bytes:
     """The ``METADATA`` bytes of the wheel behind ``link``."""
     path = local_path(link.url)
@@ -101,8 +90,7 @@ def fetch_metadata(link: Link, session: Session | None) -> bytes:
             use_cache=True,
             hashes=dict(link.metadata_hashes) or None,
         )
-        assert resp is not None
-        _check_hash(resp.body, dict(link.metadata_hashes), link.metadata_url)
+        assert resp is not None  # the session checked the published hash, once
         return resp.body
     return fetch_member(link, session, "METADATA", required=True) or b""
 

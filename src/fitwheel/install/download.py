@@ -18,15 +18,17 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, cast
 
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import CacheLayout, lock_fd
+from fitwheel.index.auth import redact
 from fitwheel.index.findlinks import local_path
 from fitwheel.index.http import Session
 from fitwheel.install.precreate import Precreator
-from fitwheel.variants.frozen import Frozen
+from fitwheel.integrity import Hashes, HashMismatchError, Verifier
 
 
 @contextlib.contextmanager
@@ -43,25 +45,20 @@ def _claim(part: Path) -> Iterator[tuple[BinaryIO, Path]]:
         handle.close()
 
 
-class HashMismatchError(FitwheelError):
-    pass
-
-
 class _HashingWriter:
     """The file a download is written to, hashing what goes through it, so that a download is
     checked without reading it back. Follows the file's rewinds: a resumed download hashes the
     piece already on disk first; a restarted one starts the hashes over."""
 
     def __init__(
-        self, handle: BinaryIO, algorithms: Sequence[str], observer: Precreator | None = None
+        self, handle: BinaryIO, verifier: Verifier, observer: Precreator | None = None
     ) -> None:
         self.handle = handle
-        self.algorithms = sorted({"sha256", *algorithms})
-        self._hashers = {a: hashlib.new(a) for a in self.algorithms}
+        self.verifier = verifier
         self.observer = observer
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        self._hashers = {a: hashlib.new(a) for a in self.algorithms}
+        self.verifier.reset()
         if self.observer is not None:
             self.observer.reset()
         if whence != 0:
@@ -80,8 +77,7 @@ class _HashingWriter:
         return self.handle.truncate(size)
 
     def _update(self, data: bytes) -> None:
-        for hasher in self._hashers.values():
-            hasher.update(data)
+        self.verifier.update(data)
         if self.observer is not None:
             self.observer.feed(data)
 
@@ -92,76 +88,45 @@ class _HashingWriter:
     def flush(self) -> None:
         self.handle.flush()
 
-    def digests(self) -> dict[str, str]:
-        return {a: h.hexdigest() for a, h in self._hashers.items()}
 
-
-class DownloadItem(Frozen):
-    __slots__ = ("filename", "url", "hashes")  # noqa: RUF023 (constructor order)
+@dataclass(frozen=True, slots=True)
+class DownloadItem:
     filename: str
     url: str
     #: algorithm -> acceptable digests (any one must match); empty: nothing to check
-    hashes: Mapping[str, frozenset[str]]
-
-    def __init__(
-        self, filename: str, url: str, hashes: Mapping[str, frozenset[str]] | None = None
-    ) -> None:
-        object.__setattr__(self, "filename", filename)
-        object.__setattr__(self, "url", url)
-        object.__setattr__(self, "hashes", {} if hashes is None else hashes)
+    hashes: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def known_sha256(self) -> str | None:
         values = self.hashes.get("sha256", frozenset())
         return next(iter(values)) if len(values) == 1 else None
 
+    def verifier(self, where: str) -> Verifier:
+        """What checks this file's content: refuses here an item with no usable hash."""
+        return Verifier(Hashes.of(self.hashes), where, self.filename)
 
-class Downloaded(Frozen):
-    __slots__ = ("item", "path", "sha256", "from_cache", "prepared")  # noqa: RUF023
+
+@dataclass(frozen=True, slots=True)
+class Downloaded:
     item: DownloadItem
     path: Path
     sha256: str
     from_cache: bool
     #: the wheel's files, already being created while it downloaded (for the unpacker)
-    prepared: Precreator | None
-
-    def __init__(
-        self,
-        item: DownloadItem,
-        path: Path,
-        sha256: str,
-        from_cache: bool,
-        prepared: Precreator | None = None,
-    ) -> None:
-        object.__setattr__(self, "item", item)
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "sha256", sha256)
-        object.__setattr__(self, "from_cache", from_cache)
-        object.__setattr__(self, "prepared", prepared)
+    prepared: Precreator | None = None
 
 
 def default_cache_dir() -> Path:
     return CacheLayout.locate(None, os.environ).wheels
 
 
-def _digests(path: Path, algorithms: Sequence[str]) -> dict[str, str]:
-    hashers = {a: hashlib.new(a) for a in {"sha256", *algorithms}}
+def _verify_file(path: Path, verifier: Verifier) -> str:
+    """Check the file at ``path``; return its sha256."""
     with path.open("rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
-            for hasher in hashers.values():
-                hasher.update(chunk)
-    return {a: h.hexdigest() for a, h in hashers.items()}
-
-
-def _check(item: DownloadItem, digests: Mapping[str, str], where: str) -> None:
-    for algorithm, allowed in item.hashes.items():
-        if algorithm in digests and allowed and digests[algorithm] not in allowed:
-            expected = ", ".join(sorted(allowed))
-            raise HashMismatchError(
-                f"the {algorithm} hash of {item.filename} from {where} is {digests[algorithm]}, "
-                f"but {expected} was expected: the file is not the one that was published or "
-                "pinned. Nothing was installed."
-            )
+            verifier.update(chunk)
+    verifier.verify()
+    return verifier.sha256
 
 
 class Downloader:
@@ -226,12 +191,9 @@ class Downloader:
     def fetch(
         self, item: DownloadItem, progress: Callable[[str, int], None] | None = None
     ) -> Downloaded:
-        algorithms = list(item.hashes)
         local = local_path(item.url)
         if local is not None:
-            digests = _digests(local, algorithms)
-            _check(item, digests, str(local))
-            return Downloaded(item, local, digests["sha256"], True)
+            return Downloaded(item, local, _verify_file(local, item.verifier(str(local))), True)
         known = item.known_sha256
         if known is not None:
             cached = self._cached(known, item.filename)
@@ -250,25 +212,25 @@ class Downloader:
         part = tmp_dir / (hashlib.sha256(item.url.encode()).hexdigest()[:32] + ".part")
         prepared = self.prepare(item) if self.prepare is not None else None
         try:
-            final, digests = self._download(item, part, algorithms, report, prepared)
+            final, sha256 = self._download(item, part, report, prepared)
         except BaseException:
             if prepared is not None:
                 prepared.discard()
             raise
-        return Downloaded(item, final, digests["sha256"], False, prepared)
+        return Downloaded(item, final, sha256, False, prepared)
 
     def _download(
         self,
         item: DownloadItem,
         part: Path,
-        algorithms: list[str],
         report: Callable[[int], None],
         prepared: Precreator | None,
-    ) -> tuple[Path, dict[str, str]]:
+    ) -> tuple[Path, str]:
         assert self.session is not None
+        verifier = item.verifier(redact(item.url))
         with _claim(part) as (handle, path):
             start = os.fstat(handle.fileno()).st_size
-            writer = _HashingWriter(handle, algorithms, prepared)
+            writer = _HashingWriter(handle, verifier, prepared)
             resumed = self.session.download(
                 item.url,
                 cast(BinaryIO, writer),
@@ -277,9 +239,8 @@ class Downloader:
                 progress=report,
             )
             writer.flush()
-            digests = writer.digests()
             try:
-                _check(item, digests, item.url)
+                verifier.verify()
             except HashMismatchError:
                 if not resumed:
                     path.unlink(missing_ok=True)
@@ -289,16 +250,15 @@ class Downloader:
                     item.url, cast(BinaryIO, writer), what=item.filename, progress=report
                 )
                 writer.flush()
-                digests = writer.digests()
                 try:
-                    _check(item, digests, item.url)
+                    verifier.verify()
                 except HashMismatchError:
                     path.unlink(missing_ok=True)
                     raise
-            final = self._cached(digests["sha256"], item.filename)
+            final = self._cached(verifier.sha256, item.filename)
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, final)
-        return final, digests
+        return final, verifier.sha256
 
     def fetch_all(
         self,

@@ -19,22 +19,20 @@ from fitwheel.errors import FitwheelError
 from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.index.config import IndexConfig, load_index_config
 from fitwheel.index.finder import Finder
-from fitwheel.index.http import HttpCache, Session
-from fitwheel.install.download import Downloaded, Downloader, DownloadItem, HashMismatchError
+from fitwheel.index.http import Session
+from fitwheel.index.httpcache import HttpCache
+from fitwheel.install.download import Downloaded, Downloader, DownloadItem
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
 from fitwheel.install.precreate import Precreator
 from fitwheel.install.transaction import environment_lock, recover
 from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.integrity import HashMismatchError, HashRequiredError
 from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
 from fitwheel.resolve.requirements import UserInput, UserRequirement, collect
 from fitwheel.resolve.resolver import Resolution, resolve, skipped_versions
 from fitwheel.variants.ordering import Target
-
-
-class HashRequiredError(FitwheelError):
-    pass
 
 
 class InstallRequest:
@@ -424,7 +422,10 @@ def _resolve_and_install(
                         f"which is none of the --hash values pinned for {p.candidate.name}. "
                         "Nothing was installed."
                     )
-                hashes[algo] = digests
+            if pinned.hashes:
+                # the pins are what is checked: the strongest published hash must not stand
+                # in for them
+                hashes = dict(pinned.hashes)
         items.append(DownloadItem(p.candidate.link.filename, p.candidate.link.url, hashes))
     fetched = fetcher.fetch_all(items)
     for p, done in zip(to_fetch, fetched, strict=True):
