@@ -272,13 +272,28 @@ class Session:
         return Response(urllib.parse.urljoin(url, final), resp.status, resp_headers, body)
 
     def get_range(self, url: str, start: int, end: int) -> bytes | None:
-        """Bytes ``start..end`` (inclusive) of ``url``, or None if the server ignores ranges."""
-        resp = self._request("GET", url, {"Range": f"bytes={start}-{end}"})
-        if resp.status == 206:
-            return bytes(resp.data)
-        if resp.status >= 400 and resp.status != 416:
-            raise HttpError(url, resp.status)
-        return None
+        """Bytes ``start..end`` (inclusive) of ``url``, or None if the server ignores ranges.
+        Never more than the range is read, whatever the server sends (a server that ignores
+        the range and sends a whole multi-gigabyte wheel is cut off)."""
+        resp = self._request("GET", url, {"Range": f"bytes={start}-{end}"}, stream=True)
+        complete = False
+        try:
+            if resp.status == 206:
+                wanted = end - start + 1
+                data = resp.read(wanted + 1)
+                if len(data) > wanted:
+                    raise HttpError(url, 206, f"more than the {wanted} bytes asked for")
+                complete = True
+                return bytes(data)
+            if resp.status >= 400 and resp.status != 416:
+                raise HttpError(url, resp.status)
+            return None
+        finally:
+            if not complete:
+                # an unread body (a whole wheel, an error page) is not drained: the connection
+                # is closed instead of going back to the pool
+                resp.close()
+            resp.release_conn()
 
     def head(self, url: str) -> Mapping[str, str]:
         resp = self._request("HEAD", url, {})
