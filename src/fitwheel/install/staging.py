@@ -8,7 +8,8 @@ staging, by the target interpreter, with the final paths embedded.
 
 This is the general path: wheels given by path, and byte-compiled installs.
 :class:`UnpackedWheelSource` feeds it from the unpacked-wheel cache; its members are
-:class:`CachedMember` streams, which the destination links or copies by path instead of reading.
+:class:`CachedMemberStream` streams, which the destination links or copies by path instead of
+reading.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from installer.scripts import Script
 from installer.sources import WheelContentElement, WheelSource
 from installer.utils import Scheme, construct_record_file, copyfileobj_with_hashing, fix_shebang
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import FitwheelError, InvalidWheelError
 from fitwheel.fs import link_or_copy
 from fitwheel.install.unpacked import UnpackedWheel
 
@@ -49,11 +50,7 @@ print(json.dumps(done))
 _BUCKET = 128
 
 
-class UnsafeWheelError(FitwheelError):
-    pass
-
-
-class CachedMember(io.RawIOBase):
+class CachedMemberStream(io.RawIOBase):
     """A member of an unpacked wheel: its path, RECORD hash and size, and a stream that opens the
     file only if someone reads it (the destination usually copies or links it by path)."""
 
@@ -123,7 +120,7 @@ class UnpackedWheelSource(WheelSource):
         records = {r[0]: r for r in parse_record_file(self.read_dist_info("RECORD").splitlines())}
         base = str(self.folder / "files")
         for name, executable, digest, size in self.unpacked.members:
-            stream = CachedMember(os.path.join(base, name), digest, size)
+            stream = CachedMemberStream(os.path.join(base, name), digest, size)
             with stream:
                 yield (records.get(name, (name, "", "")), cast(BinaryIO, stream), bool(executable))
 
@@ -160,7 +157,9 @@ class StagingDestination(WheelDestination):
         base = self._bases[scheme]
         final = os.path.abspath(os.path.join(base, path))
         if not final.startswith(base + os.sep):
-            raise UnsafeWheelError(f"the wheel wants to write {path} outside its {scheme} folder.")
+            raise InvalidWheelError(
+                path, f"the wheel wants to write it outside its {scheme} folder"
+            )
         return final
 
     def staged_path(self, final: str) -> str:
@@ -175,7 +174,7 @@ class StagingDestination(WheelDestination):
     def _write(self, scheme: str, path: str, stream: BinaryIO, is_executable: bool) -> RecordEntry:
         final = self.final_path(scheme, path)
         staged = self.staged_path(final)
-        if isinstance(stream, CachedMember):
+        if isinstance(stream, CachedMemberStream):
             self._place_cached(stream, staged, is_executable)
             self.placed[final] = staged
             return RecordEntry(path, Hash("sha256", stream.digest), stream.size)
@@ -187,7 +186,7 @@ class StagingDestination(WheelDestination):
         self.placed[final] = staged
         return RecordEntry(path, Hash("sha256", digest), size)
 
-    def _place_cached(self, member: CachedMember, staged: str, is_executable: bool) -> None:
+    def _place_cached(self, member: CachedMemberStream, staged: str, is_executable: bool) -> None:
         source = member.cached_path
         # a link shares the cached file's mode, so a file to make executable is copied
         needs_x = is_executable and not os.access(source, os.X_OK)
