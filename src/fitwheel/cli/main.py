@@ -148,11 +148,30 @@ def entry() -> None:
     os._exit(code)
 
 
+def _warnings_as_notices() -> None:
+    """Warnings that fitwheel's layers raise (a lenient check that let something pass) reach
+    the user as one line each, without Python's file and line."""
+    import warnings  # already loaded by the interpreter at start-up
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: object = None,
+        line: str | None = None,
+    ) -> None:
+        print(f"fitwheel: warning: {message}", file=sys.stderr)
+
+    warnings.showwarning = show
+
+
 def run_guarded(func: object, args: argparse.Namespace) -> int:
     """Run a command; user-facing failures become one paragraph on stderr and exit status 1."""
     from fitwheel.errors import FitwheelError
     from fitwheel.variants.errors import VariantError
 
+    _warnings_as_notices()
     try:
         result = func(args)  # type: ignore[operator]
         return int(result or 0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -212,9 +213,15 @@ def _stage_with_installer(
         if unpacked is not None and wheel.sha256 is not None:
             install(UnpackedWheelSource(unpacked.get(wheel.path, wheel.sha256)), destination, extra)
         else:
+            from fitwheel.wheel.archive import verify_wheel
+
+            # the one reader checks the archive, RECORD and every hash before installer reads it
+            for problem in verify_wheel(wheel.path):
+                warnings.warn(f"{wheel.path.name}: {problem}", stacklevel=2)
             with WheelFile.open(wheel.path) as source:
-                source.validate_record(validate_contents=True)
                 install(source, destination, extra)
+    except InvalidWheelError as exc:
+        raise InstallError(f"{exc}. Nothing was changed in {env.prefix}.") from exc
     except InstallerError as exc:
         raise InstallError(
             f"cannot install {wheel.path.name}: {exc}. Nothing was changed in {env.prefix}."
