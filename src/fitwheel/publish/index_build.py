@@ -44,6 +44,7 @@ from fitwheel.variants.merging import merge_variant_infos
 from fitwheel.variants.model import LEGACY_NULL_LABELS, VariantInfo
 from fitwheel.variants.reading import loads_variant_info
 from fitwheel.variants.writing import LossyConversionError, dump_variant_info
+from fitwheel.wheel.metadata import parse_metadata
 
 MANIFEST_NAME = ".fitwheel-index.json"
 #: bump when the output format changes, so that old manifests force a full rewrite
@@ -132,26 +133,6 @@ def _write_if_changed(path: Path, data: bytes, made_dirs: set[Path] | None = Non
     return True
 
 
-def _metadata_headers(metadata: bytes) -> dict[str, str]:
-    """The header fields of a core metadata file (RFC 822 style: stops at the first blank line;
-    continuation lines are folded). Only the first occurrence of a field is kept."""
-    fields: dict[str, str] = {}
-    last: str | None = None
-    for raw in metadata.decode("utf-8", "surrogateescape").splitlines():
-        if not raw.strip():
-            break
-        if raw[0] in " \t" and last is not None:
-            if last in fields:
-                fields[last] += " " + raw.strip()
-            continue
-        key, sep, value = raw.partition(":")
-        if not sep:
-            continue
-        last = key.strip().lower()
-        fields.setdefault(last, value.strip())
-    return fields
-
-
 #: wheels up to this size are read once, hashed and parsed from memory
 _IN_MEMORY = 16 << 20
 
@@ -175,13 +156,13 @@ def analyze_wheel(
         metadata = archive.read_member(f"{archive.dist_info}/METADATA")
         vj = archive.read_member(archive.variant_json_name) if archive.variant_json_name else None
         vj_name = archive.variant_json_name
-    headers = _metadata_headers(metadata)
-    meta_name = headers.get("name")
+    meta = parse_metadata(metadata, f"{path} (METADATA)")
+    meta_name = meta.name
     if meta_name is None or normalize_project(meta_name) != normalize_project(filename.name):
         raise WheelError(
             path, f"METADATA names the project {meta_name!r}, the filename {filename.name!r}"
         )
-    requires_python = headers.get("requires-python")
+    requires_python = meta.requires_python
     label = filename.variant_label
     vj_text: str | None = None
     if vj is not None:
