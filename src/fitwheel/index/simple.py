@@ -9,22 +9,21 @@ from __future__ import annotations
 
 import html.parser
 import json
-import re
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
 from fitwheel.errors import FitwheelError
+from fitwheel.variants.errors import VariantFormatError
+from fitwheel.variants.filenames import VARIANTS_JSON_SUFFIX, VariantsJsonFilename
 from fitwheel.variants.frozen import Frozen
+from fitwheel.variants.names import canonicalize_name
 
 ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
     "text/html;q=0.01"
 )
 _JSON_TYPE = "application/vnd.pypi.simple.v1+json"
-_VARIANTS_JSON_RE = re.compile(r"^(?P<name>[^-/]+)-(?P<version>[^-/]+)-variants\.json$")
 
 
 class IndexPageError(FitwheelError):
@@ -91,11 +90,15 @@ class Link(Frozen):
 
 
 def variants_json_key(filename: str) -> tuple[str, str] | None:
-    """``(canonical name, version)`` of a ``{name}-{version}-variants.json`` filename."""
-    match = _VARIANTS_JSON_RE.match(filename)
-    if match is None:
+    """``(canonical name, version)`` of a ``{name}-{version}-variants.json`` filename (None: not
+    one)."""
+    if not filename.endswith(VARIANTS_JSON_SUFFIX):
         return None
-    return canonicalize_name(match.group("name")), match.group("version")
+    try:
+        parsed = VariantsJsonFilename.parse(filename)
+    except VariantFormatError:
+        return None
+    return parsed.normalized_name, parsed.version
 
 
 def project_url(index_url: str, name: str) -> str:

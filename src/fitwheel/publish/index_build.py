@@ -24,7 +24,6 @@ import hashlib
 import html
 import json
 import os
-import re
 import shutil
 import tempfile
 import urllib.parse
@@ -42,6 +41,7 @@ from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename, variants_json_filename
 from fitwheel.variants.merging import merge_variant_infos
 from fitwheel.variants.model import LEGACY_NULL_LABELS, VariantInfo
+from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.reading import loads_variant_info
 from fitwheel.variants.writing import LossyConversionError, dump_variant_info
 from fitwheel.wheel.metadata import parse_metadata
@@ -50,15 +50,10 @@ MANIFEST_NAME = ".fitwheel-index.json"
 #: bump when the output format changes, so that old manifests force a full rewrite
 FORMAT_VERSION = 1
 _CHUNK = 1 << 20
-_NORMALIZE_RE = re.compile(r"[-_.]+")
 
 
 class IndexBuildError(FitwheelError):
     """The wheels cannot be published together (bad wheel, conflicting variant metadata)."""
-
-
-def normalize_project(name: str) -> str:
-    return _NORMALIZE_RE.sub("-", name).lower()
 
 
 @dataclass
@@ -158,7 +153,7 @@ def analyze_wheel(
         vj_name = archive.variant_json_name
     meta = parse_metadata(metadata, f"{path} (METADATA)")
     meta_name = meta.name
-    if meta_name is None or normalize_project(meta_name) != normalize_project(filename.name):
+    if meta_name is None or canonicalize_name(meta_name) != canonicalize_name(filename.name):
         raise WheelError(
             path, f"METADATA names the project {meta_name!r}, the filename {filename.name!r}"
         )
@@ -187,7 +182,7 @@ def analyze_wheel(
         mtime_ns=stat.st_mtime_ns,
         sha256=sha256,
         filename=path.name,
-        project=normalize_project(filename.name),
+        project=canonicalize_name(filename.name),
         name=filename.name,
         version=filename.version,
         metadata_sha256=hashlib.sha256(metadata).hexdigest(),
@@ -589,7 +584,7 @@ def _finish(
 
 def _project_key(filename: str) -> str:
     try:
-        return normalize_project(WheelFilename.parse(filename).name)
+        return canonicalize_name(WheelFilename.parse(filename).name)
     except VariantFormatError:
         return f"\0{filename}"  # its own group: analyze_wheel names the problem
 

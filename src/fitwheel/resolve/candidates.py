@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import NormalizedName
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
@@ -23,6 +23,7 @@ from fitwheel.variants.errors import VariantError
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import VariantDescription, VariantInfo
+from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target, order_variants
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import NormalizedName
 from packaging.version import Version
 from resolvelib import AbstractProvider
 
@@ -26,6 +26,7 @@ from fitwheel.index.metadata import fetch_metadata
 from fitwheel.resolve.candidates import Candidate, CandidateSource
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.markers import evaluate_marker
+from fitwheel.variants.names import canonicalize_name
 from fitwheel.wheel.metadata import parse_metadata
 
 

@@ -12,10 +12,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import NormalizedName
 
 from fitwheel.errors import FitwheelError
 from fitwheel.variants.frozen import Frozen
+from fitwheel.variants.names import canonicalize_name
 
 
 class RequirementError(FitwheelError):

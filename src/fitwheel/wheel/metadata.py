@@ -1,4 +1,4 @@
-"""A wheel's ``METADATA`` (core metadata) and ``WHEEL`` files, parsed through ``packaging.metadata``.
+"""A wheel's ``METADATA`` (core metadata) and ``WHEEL``, parsed through ``packaging.metadata``.
 
 Both are RFC 822 style header blocks. Only the header block is handed to
 :func:`packaging.metadata.parse_email`: the body is the long description, which nothing here
