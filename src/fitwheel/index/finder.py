@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import threading
 
-from packaging.utils import canonicalize_name
-
 from fitwheel.errors import FitwheelError
 from fitwheel.index.config import IndexConfig
 from fitwheel.index.findlinks import FindLinksError, folder_links, local_path
@@ -35,6 +33,9 @@ from fitwheel.index.simple import (
     project_url,
     variants_json_key,
 )
+from fitwheel.variants.errors import VariantFormatError
+from fitwheel.variants.filenames import WheelFilename
+from fitwheel.variants.names import canonicalize_name
 
 
 class ProjectNotFound(FitwheelError):
@@ -228,7 +229,10 @@ class Finder:
 def _project_of(filename: str) -> str | None:
     """The canonical project name a distribution file belongs to (None: not a distribution)."""
     if filename.endswith(".whl"):
-        return canonicalize_name(filename.split("-", 1)[0])
+        try:
+            return WheelFilename.parse(filename).normalized_name
+        except VariantFormatError:
+            return None
     found = variants_json_key(filename)
     if found is not None:
         return found[0]

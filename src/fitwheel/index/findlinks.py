@@ -13,6 +13,7 @@ from pathlib import Path
 
 from fitwheel.errors import FitwheelError
 from fitwheel.index.simple import Link
+from fitwheel.variants.filenames import VARIANTS_JSON_SUFFIX
 
 
 class FindLinksError(FitwheelError):
@@ -52,7 +53,7 @@ def folder_links(folder: Path) -> list[Link]:
     links = []
     for entry in sorted(folder.iterdir()):
         if entry.is_file() and (
-            entry.name.endswith(".whl") or entry.name.endswith("-variants.json")
+            entry.name.endswith(".whl") or entry.name.endswith(VARIANTS_JSON_SUFFIX)
         ):
             links.append(_file_link(entry, str(folder)))
     return links

@@ -9,69 +9,41 @@ from __future__ import annotations
 
 import html.parser
 import json
-import re
 import urllib.parse
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
 from fitwheel.errors import FitwheelError
-from fitwheel.variants.frozen import Frozen
+from fitwheel.variants.errors import VariantFormatError
+from fitwheel.variants.filenames import VARIANTS_JSON_SUFFIX, VariantsJsonFilename
+from fitwheel.variants.names import canonicalize_name
 
 ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
     "text/html;q=0.01"
 )
 _JSON_TYPE = "application/vnd.pypi.simple.v1+json"
-_VARIANTS_JSON_RE = re.compile(r"^(?P<name>[^-/]+)-(?P<version>[^-/]+)-variants\.json$")
 
 
 class IndexPageError(FitwheelError):
     pass
 
 
-class Link(Frozen):
+@dataclass(frozen=True, slots=True)
+class Link:
     """One file on an index page or in a find-links folder."""
 
-    __slots__ = (
-        "filename",
-        "hashes",
-        "metadata_hashes",
-        "origin",
-        "requires_python",
-        "url",
-        "yanked",
-    )
     filename: str
     url: str
-    hashes: Mapping[str, str]
-    requires_python: str | None
+    hashes: Mapping[str, str] = field(default_factory=dict)
+    requires_python: str | None = None
     #: None: not yanked; otherwise the reason ("" when none was given)
-    yanked: str | None
+    yanked: str | None = None
     #: None: no PEP 658 metadata file; otherwise its hashes (possibly empty)
-    metadata_hashes: Mapping[str, str] | None
+    metadata_hashes: Mapping[str, str] | None = None
     #: the page or folder this came from, for messages
-    origin: str
-
-    def __init__(
-        self,
-        filename: str,
-        url: str,
-        hashes: Mapping[str, str] | None = None,
-        requires_python: str | None = None,
-        yanked: str | None = None,
-        metadata_hashes: Mapping[str, str] | None = None,
-        origin: str = "",
-    ) -> None:
-        _set = object.__setattr__
-        _set(self, "filename", filename)
-        _set(self, "url", url)
-        _set(self, "hashes", {} if hashes is None else hashes)
-        _set(self, "requires_python", requires_python)
-        _set(self, "yanked", yanked)
-        _set(self, "metadata_hashes", metadata_hashes)
-        _set(self, "origin", origin)
+    origin: str = ""
 
     @property
     def is_wheel(self) -> bool:
@@ -91,11 +63,15 @@ class Link(Frozen):
 
 
 def variants_json_key(filename: str) -> tuple[str, str] | None:
-    """``(canonical name, version)`` of a ``{name}-{version}-variants.json`` filename."""
-    match = _VARIANTS_JSON_RE.match(filename)
-    if match is None:
+    """``(canonical name, version)`` of a ``{name}-{version}-variants.json`` filename (None: not
+    one)."""
+    if not filename.endswith(VARIANTS_JSON_SUFFIX):
         return None
-    return canonicalize_name(match.group("name")), match.group("version")
+    try:
+        parsed = VariantsJsonFilename.parse(filename)
+    except VariantFormatError:
+        return None
+    return parsed.normalized_name, parsed.version
 
 
 def project_url(index_url: str, name: str) -> str:

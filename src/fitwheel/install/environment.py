@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from packaging import tags as packaging_tags
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import NormalizedName
 
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import atomic_write
+from fitwheel.variants.names import canonicalize_name
 
 SCHEME_KEYS = ("purelib", "platlib", "scripts", "data", "headers")
 

@@ -17,8 +17,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from packaging.utils import canonicalize_name, parse_wheel_filename
-
 from fitwheel.errors import FitwheelError, InvalidWheelError
 from fitwheel.install.environment import TargetEnvironment
 from fitwheel.install.linked import LinkPlanError, plan_cached_wheel
@@ -31,6 +29,9 @@ from fitwheel.install.transaction import (
 )
 from fitwheel.install.uninstall import owned_files
 from fitwheel.install.unpacked import UnpackedCache, UnpackError
+from fitwheel.variants.errors import VariantFormatError
+from fitwheel.variants.filenames import WheelFilename
+from fitwheel.variants.names import canonicalize_name
 
 INSTALLER_NAME = b"fitwheel\n"
 
@@ -68,24 +69,20 @@ class WheelToInstall:
     def from_path(
         cls, path: Path, *, requested: bool = True, direct: bool = False
     ) -> WheelToInstall:
-        name, version, _build, _tags = _parse_name(path.name)
+        name, version = _parse_name(path.name)
         direct_url = None
         if direct:
             direct_url = {"url": path.resolve().as_uri(), "archive_info": {}}
         return cls(path, name, version, requested, direct_url)
 
 
-def _parse_name(filename: str) -> tuple[str, str, Any, Any]:
+def _parse_name(filename: str) -> tuple[str, str]:
     """Name and version of a wheel filename, with or without a variant label."""
-    stem = filename[:-4] if filename.endswith(".whl") else filename
-    parts = stem.split("-")
-    if len(parts) == 7 or (len(parts) == 6 and not parts[2][:1].isdigit()):
-        stem = "-".join(parts[:-1])
     try:
-        name, version, build, tags = parse_wheel_filename(stem + ".whl")
-    except ValueError as exc:
+        wheel = WheelFilename.parse(filename)
+    except VariantFormatError as exc:
         raise InstallError(f"{filename} is not a valid wheel filename: {exc}") from exc
-    return name, str(version), build, tags
+    return canonicalize_name(wheel.name), str(wheel.parsed_version)
 
 
 class InstallResult:

@@ -141,17 +141,13 @@ def layout(
     wheel_text: str,
 ) -> CachedLayout:
     """The install layout of a wheel's members."""
-    fields: dict[str, str] = {}
-    for line in wheel_text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            fields.setdefault(key.strip().lower(), value.strip())
-    version = fields.get("wheel-version", "")
-    if not version.startswith("1."):
-        raise UnpackError(
-            f"{dist_info}: its WHEEL file says Wheel-Version {version or '(none)'}; only "
-            "version 1.x wheels can be installed."
-        )
+    from fitwheel.wheel.metadata import InvalidMetadataError, parse_wheel_info
+
+    try:
+        info = parse_wheel_info(wheel_text, f"{dist_info}/WHEEL")
+        info.check_installable(dist_info)
+    except InvalidMetadataError as exc:
+        raise UnpackError(str(exc)) from exc
     record_path = dist_info + "/RECORD"
     data_prefix = data_dir + "/"
     files: list[str] = []
@@ -181,7 +177,7 @@ def layout(
         wheel_version=wheel_version,
         dist_info_dir=dist_info,
         data_dir=data_dir,
-        root_is_purelib=fields.get("root-is-purelib", "").lower() == "true",
+        root_is_purelib=info.root_is_purelib,
         root_files=files,
         root_dirs=sorted(dirs, key=lambda d: (d.count("/"), d)),
         root_record="".join(record),

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import NormalizedName
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
@@ -32,6 +32,7 @@ from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
 from fitwheel.resolve.requirements import UserInput, UserRequirement, collect
 from fitwheel.resolve.resolver import Resolution, resolve, skipped_versions
+from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target
 
 

@@ -24,7 +24,6 @@ import hashlib
 import html
 import json
 import os
-import re
 import shutil
 import tempfile
 import urllib.parse
@@ -42,23 +41,20 @@ from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename, variants_json_filename
 from fitwheel.variants.merging import merge_variant_infos
 from fitwheel.variants.model import LEGACY_NULL_LABELS, VariantInfo
+from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.reading import loads_variant_info
 from fitwheel.variants.writing import LossyConversionError, dump_variant_info
 from fitwheel.wheel.archive import DEFAULT_LIMITS, Limits, WheelArchive, WheelError
+from fitwheel.wheel.metadata import parse_metadata
 
 MANIFEST_NAME = ".fitwheel-index.json"
 #: bump when the output format changes, so that old manifests force a full rewrite
 FORMAT_VERSION = 1
 _CHUNK = 1 << 20
-_NORMALIZE_RE = re.compile(r"[-_.]+")
 
 
 class IndexBuildError(FitwheelError):
     """The wheels cannot be published together (bad wheel, conflicting variant metadata)."""
-
-
-def normalize_project(name: str) -> str:
-    return _NORMALIZE_RE.sub("-", name).lower()
 
 
 @dataclass
@@ -126,26 +122,6 @@ def _write_if_changed(path: Path, data: bytes, made_dirs: set[Path] | None = Non
     return True
 
 
-def _metadata_headers(metadata: bytes) -> dict[str, str]:
-    """The header fields of a core metadata file (RFC 822 style: stops at the first blank line;
-    continuation lines are folded). Only the first occurrence of a field is kept."""
-    fields: dict[str, str] = {}
-    last: str | None = None
-    for raw in metadata.decode("utf-8", "surrogateescape").splitlines():
-        if not raw.strip():
-            break
-        if raw[0] in " \t" and last is not None:
-            if last in fields:
-                fields[last] += " " + raw.strip()
-            continue
-        key, sep, value = raw.partition(":")
-        if not sep:
-            continue
-        last = key.strip().lower()
-        fields.setdefault(last, value.strip())
-    return fields
-
-
 #: wheels up to this size are read once, hashed and parsed from memory
 _IN_MEMORY = 16 << 20
 
@@ -169,13 +145,13 @@ def analyze_wheel(
         metadata = archive.read_member(f"{archive.dist_info}/METADATA")
         vj = archive.read_member(archive.variant_json_name) if archive.variant_json_name else None
         vj_name = archive.variant_json_name
-    headers = _metadata_headers(metadata)
-    meta_name = headers.get("name")
-    if meta_name is None or normalize_project(meta_name) != normalize_project(filename.name):
+    meta = parse_metadata(metadata, f"{path} (METADATA)")
+    meta_name = meta.name
+    if meta_name is None or canonicalize_name(meta_name) != canonicalize_name(filename.name):
         raise WheelError(
             path, f"METADATA names the project {meta_name!r}, the filename {filename.name!r}"
         )
-    requires_python = headers.get("requires-python")
+    requires_python = meta.requires_python
     label = filename.variant_label
     vj_text: str | None = None
     if vj is not None:
@@ -200,7 +176,7 @@ def analyze_wheel(
         mtime_ns=stat.st_mtime_ns,
         sha256=sha256,
         filename=path.name,
-        project=normalize_project(filename.name),
+        project=canonicalize_name(filename.name),
         name=filename.name,
         version=filename.version,
         metadata_sha256=hashlib.sha256(metadata).hexdigest(),
@@ -596,7 +572,7 @@ def _finish(
 
 def _project_key(filename: str) -> str:
     try:
-        return normalize_project(WheelFilename.parse(filename).name)
+        return canonicalize_name(WheelFilename.parse(filename).name)
     except VariantFormatError:
         return f"\0{filename}"  # its own group: analyze_wheel names the problem
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import NormalizedName
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
@@ -21,8 +22,8 @@ from fitwheel.index.finder import FIND_LINKS_RANK, Finder
 from fitwheel.index.simple import Link
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.filenames import WheelFilename
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import VariantDescription, VariantInfo
+from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target, order_variants
 
 
@@ -30,32 +31,15 @@ class CandidateError(FitwheelError):
     pass
 
 
-class Candidate(Frozen):
-    __slots__ = ("extras", "link", "name", "variant", "version", "wheel")
+@dataclass(frozen=True, slots=True)
+class Candidate:
     name: NormalizedName
     version: Version
     link: Link
     wheel: WheelFilename
     #: None: a non-variant wheel
-    variant: VariantDescription | None
-    extras: frozenset[str]
-
-    def __init__(
-        self,
-        name: NormalizedName,
-        version: Version,
-        link: Link,
-        wheel: WheelFilename,
-        variant: VariantDescription | None = None,
-        extras: frozenset[str] = frozenset(),
-    ) -> None:
-        _set = object.__setattr__
-        _set(self, "name", name)
-        _set(self, "version", version)
-        _set(self, "link", link)
-        _set(self, "wheel", wheel)
-        _set(self, "variant", variant)
-        _set(self, "extras", extras)
+    variant: VariantDescription | None = None
+    extras: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str | None:

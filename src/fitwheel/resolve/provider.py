@@ -9,7 +9,6 @@ evaluated with the variant markers of that wheel.
 from __future__ import annotations
 
 import contextlib
-import email.parser
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +16,7 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import NormalizedName
 from packaging.version import Version
 from resolvelib import AbstractProvider
 
@@ -27,6 +26,8 @@ from fitwheel.index.metadata import fetch_metadata
 from fitwheel.resolve.candidates import Candidate, CandidateSource
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.markers import evaluate_marker
+from fitwheel.variants.names import canonicalize_name
+from fitwheel.wheel.metadata import parse_metadata
 
 
 class DependencyError(FitwheelError):
@@ -278,9 +279,8 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         url = candidate.link.url
         if url not in self._metadata:
             raw = fetch_metadata(candidate.link, self.session)
-            message = email.parser.BytesParser().parsebytes(raw, headersonly=True)
-            meta_name = message.get("Name")
-            meta_version = message.get("Version")
+            meta = parse_metadata(raw, f"{candidate.link.filename} (METADATA)")
+            meta_name, meta_version = meta.name, meta.version
             if (meta_name and canonicalize_name(meta_name) != candidate.name) or (
                 meta_version and Version(meta_version) != candidate.version
             ):
@@ -288,10 +288,9 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
                     f"{candidate.link.filename}: its metadata says {meta_name} {meta_version}, "
                     "which does not match the filename; refusing to use it."
                 )
-            self._requires_python[url] = message.get("Requires-Python")
+            self._requires_python[url] = meta.requires_python
             self._metadata[url] = [
-                split_dependency(value, candidate.link.filename)
-                for value in message.get_all("Requires-Dist") or []
+                split_dependency(value, candidate.link.filename) for value in meta.requires_dist
             ]
         return self._metadata[url]
 

@@ -9,43 +9,28 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import NormalizedName
 
 from fitwheel.errors import FitwheelError
-from fitwheel.variants.frozen import Frozen
+from fitwheel.variants.names import canonicalize_name
 
 
 class RequirementError(FitwheelError):
     pass
 
 
-class UserRequirement(Frozen):
-    __slots__ = ("hashes", "origin", "requirement", "wheel_path")
+@dataclass(frozen=True, slots=True)
+class UserRequirement:
     requirement: Requirement
     #: algorithm -> digests pinned with --hash (not part of equality or the hash)
-    hashes: dict[str, frozenset[str]]
+    hashes: dict[str, frozenset[str]] = field(default_factory=dict, compare=False)
     #: a local wheel file given directly
-    wheel_path: Path | None
-    origin: str
-
-    def __init__(
-        self,
-        requirement: Requirement,
-        hashes: dict[str, frozenset[str]] | None = None,
-        wheel_path: Path | None = None,
-        origin: str = "command line",
-    ) -> None:
-        _set = object.__setattr__
-        _set(self, "requirement", requirement)
-        _set(self, "hashes", {} if hashes is None else hashes)
-        _set(self, "wheel_path", wheel_path)
-        _set(self, "origin", origin)
-
-    def _values(self) -> tuple[object, ...]:
-        return (self.requirement, self.wheel_path, self.origin)
+    wheel_path: Path | None = None
+    origin: str = "command line"
 
     @property
     def name(self) -> NormalizedName:

@@ -13,7 +13,7 @@ from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import NormalizedName
 from packaging.version import Version
 
 from fitwheel.errors import FitwheelError
@@ -23,6 +23,7 @@ from fitwheel.platform.profile import Device
 from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
 from fitwheel.resolve.provider import Provider
 from fitwheel.resolve.requirements import UserInput
+from fitwheel.variants.names import canonicalize_name
 
 
 class ResolutionError(FitwheelError):

@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 from fitwheel.variants.errors import InvalidWheelFilenameError
 from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import LABEL_RE
+from fitwheel.variants.names import canonicalize_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,12 +40,6 @@ _NAME_RE = re.compile(r"[A-Za-z0-9._]+")
 _BUILD_RE = re.compile(r"[0-9][A-Za-z0-9_.]*")
 _TAG_RE = re.compile(r"[A-Za-z0-9_.]+")
 _PROJECT_NAME_RE = re.compile(r"[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]")
-_SEPARATORS_RE = re.compile(r"[-_.]+")
-
-
-def canonicalize_name(name: str) -> NormalizedName:
-    """PEP 503 normalisation, as ``packaging.utils.canonicalize_name`` does it."""
-    return _SEPARATORS_RE.sub("-", name).lower()  # type: ignore[return-value]
 
 
 def _fail(filename: str, rule: str) -> InvalidWheelFilenameError:

@@ -14,8 +14,11 @@ never removes a whole feature, so the namespace and feature sets keep every decl
 a non-variant wheel has the label ``""`` and empty sets; the null variant has the label ``null``.
 
 packaging cannot parse these names, so parsing reuses packaging's own marker grammar with a
-variable rule that also admits them, and the resulting tree is evaluated by packaging; no second
-marker engine exists.
+variable rule that also admits them, and the resulting tree is evaluated by packaging. The one
+exception is the plain PEP 508 markers of provider ``enable-if`` conditions: those made only of
+``==`` / ``!=`` / ``in`` string comparisons joined by ``and`` / ``or`` are evaluated by a small
+evaluator here (:func:`evaluate_environment_marker`), which keeps packaging off the start-up
+path; any other marker goes to packaging.
 """
 
 from __future__ import annotations

@@ -1,0 +1,164 @@
+"""A wheel's ``METADATA`` (core metadata) and ``WHEEL``, parsed through ``packaging.metadata``.
+
+Both are RFC 822 style header blocks. Only the header block is handed to
+:func:`packaging.metadata.parse_email`: the body is the long description, which nothing here
+needs and which is most of the bytes (37 kB of a torch wheel's 38 kB). Fields are kept as
+written, without validation, so that wheels found in the wild stay readable; Requires-Dist
+values stay text because variant markers are beyond what ``packaging`` parses (see
+:mod:`fitwheel.variants.markers`). A field the callers need that cannot be read (not UTF-8, given
+twice where once is allowed) and a header line that is not a header are errors naming the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fitwheel.errors import InvalidWheelError
+
+__all__ = [
+    "CoreMetadata",
+    "InvalidMetadataError",
+    "WheelInfo",
+    "parse_metadata",
+    "parse_wheel_info",
+]
+
+
+class InvalidMetadataError(InvalidWheelError):
+    """A METADATA or WHEEL file that cannot be read; ``path`` names the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class CoreMetadata:
+    """The core metadata fields that resolving, installing and publishing use."""
+
+    name: str | None
+    version: str | None
+    requires_dist: tuple[str, ...] = ()
+    requires_python: str | None = None
+    provides_extra: tuple[str, ...] = ()
+    summary: str | None = None
+    metadata_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WheelInfo:
+    """A ``WHEEL`` file: ``wheel_version`` None when the file does not say."""
+
+    wheel_version: str | None
+    root_is_purelib: bool
+    tags: tuple[str, ...] = ()
+    generator: str | None = None
+
+    def check_installable(self, source: str) -> None:
+        """Refuse a wheel whose format version this installer does not know (only 1.x)."""
+        version = self.wheel_version
+        if version is None or version.split(".", 1)[0] != "1":
+            raise InvalidMetadataError(
+                source,
+                f"its WHEEL file says Wheel-Version {version or '(none)'}; only version 1.x "
+                "wheels can be installed.",
+            )
+
+
+def _header_block(data: bytes, source: str, keep: frozenset[bytes] | None) -> bytes:
+    """The header lines of ``data`` (up to the first empty line) of the fields in ``keep`` (lower
+    case; None: all), each line checked to be a header field or a continuation line: the email
+    parser would silently take the rest as the body. Leaving out the fields nobody reads
+    (classifiers, license files, project URLs) makes parsing several times faster."""
+    end = data.find(b"\n\n")
+    crlf = data.find(b"\r\n\r\n")
+    if crlf != -1 and (end == -1 or crlf < end):
+        end = crlf
+    head = data if end == -1 else data[:end]
+    kept: list[bytes] = []
+    keeping = False
+    for number, line in enumerate(head.splitlines(), 1):
+        if line[:1] in (b" ", b"\t"):
+            if keeping:
+                kept.append(line)
+            continue
+        key, sep, _ = line.partition(b":")
+        if not sep or not key or key != key.strip() or b" " in key or b"\t" in key:
+            raise InvalidMetadataError(
+                source, f"line {number} is not a 'Field: value' header: {line[:80]!r}"
+            )
+        keeping = keep is None or key.lower() in keep
+        if keeping:
+            kept.append(line)
+    kept.append(b"")
+    return b"\n".join(kept)
+
+
+def _parse(
+    data: bytes, source: str, keep: frozenset[bytes] | None
+) -> tuple[dict[str, object], dict[str, list[str]]]:
+    from packaging.metadata import parse_email
+
+    if not isinstance(data, bytes):
+        raise TypeError(f"expected bytes, not {type(data).__name__}")
+    raw, unparsed = parse_email(_header_block(data, source, keep))
+    return dict(raw), unparsed
+
+
+def _refuse_unreadable(
+    unparsed: dict[str, list[str]], fields: tuple[str, ...], source: str
+) -> None:
+    for key in fields:
+        if key in unparsed:
+            raise InvalidMetadataError(
+                source,
+                f"its {key.replace('_', '-').title()} field cannot be read (given more than once, "
+                "or not UTF-8)",
+            )
+
+
+_NEEDED = ("name", "version", "requires_dist", "requires_python", "metadata_version")
+_KEEP = frozenset(
+    (*(key.replace("_", "-").encode() for key in _NEEDED), b"provides-extra", b"summary")
+)
+
+
+def parse_metadata(data: bytes, source: str) -> CoreMetadata:
+    """Parse a core metadata file; ``source`` names it in errors (a wheel path, a URL)."""
+    raw, unparsed = _parse(data, source, _KEEP)
+    _refuse_unreadable(unparsed, _NEEDED, source)
+
+    def text(key: str) -> str | None:
+        value = raw.get(key)
+        return value if isinstance(value, str) else None
+
+    def texts(key: str) -> tuple[str, ...]:
+        value = raw.get(key)
+        return tuple(value) if isinstance(value, list) else ()
+
+    return CoreMetadata(
+        name=text("name"),
+        version=text("version"),
+        requires_dist=texts("requires_dist"),
+        requires_python=text("requires_python") or None,
+        provides_extra=texts("provides_extra"),
+        summary=text("summary"),
+        metadata_version=text("metadata_version"),
+    )
+
+
+def parse_wheel_info(data: bytes | str, source: str) -> WheelInfo:
+    """Parse a ``WHEEL`` file; ``source`` names it in errors."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    _raw, unparsed = _parse(data, source, None)
+    # packaging knows none of WHEEL's fields: each lands in ``unparsed`` under its lower-cased name
+    fields = {key.lower(): values for key, values in unparsed.items()}
+    for key in ("wheel-version", "root-is-purelib", "generator"):
+        if len(fields.get(key, ())) > 1:
+            raise InvalidMetadataError(source, f"its WHEEL file gives {key.title()} more than once")
+    version = fields.get("wheel-version", [None])[0]
+    purelib = fields.get("root-is-purelib", ["false"])[0].strip().lower() == "true"
+    generator = fields.get("generator", [None])[0]
+    return WheelInfo(
+        wheel_version=version.strip() if version else None,
+        root_is_purelib=purelib,
+        tags=tuple(tag.strip() for tag in fields.get("tag", [])),
+        generator=generator,
+    )
