@@ -10,7 +10,6 @@ interrupted run leaves no wheel behind.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import struct
 import threading
@@ -45,7 +44,7 @@ from fitwheel.wheel.archive import (
     without_zip64,
 )
 from fitwheel.wheel.inflate import deflate
-from fitwheel.wheel.record import RecordEntry, b64
+from fitwheel.wheel.record import RecordEntry
 
 
 class _Verifier:
@@ -84,7 +83,7 @@ class _Verifier:
 
     def _check(self, member: Member) -> None:
         entry = self.record[member.name]
-        digest = hashlib.new(entry.algorithm or "sha256")
+        digest = entry.hasher()
         if member.file_size < _PIPELINE_MIN:
             self.archive.inflate(member, digest.update)
         else:
@@ -92,7 +91,7 @@ class _Verifier:
             # turn on one core, and finish last: hash it on a second thread as it inflates.
             with _Hasher(digest) as hasher:
                 self.archive.inflate(member, hasher.update)
-        if b64(digest.digest()) != entry.digest:
+        if not entry.matches(digest):
             raise RecordMismatchError(
                 self.archive.path, f"member {member.name!r} does not match its RECORD hash"
             )

@@ -23,7 +23,7 @@ from typing import NoReturn
 from fitwheel.errors import InvalidWheelError
 from fitwheel.variants.frozen import Frozen
 from fitwheel.wheel import inflate as _inflate
-from fitwheel.wheel.record import RecordEntry, RecordError, b64, check_coverage, parse_record
+from fitwheel.wheel.record import RecordEntry, RecordError, check_coverage, parse_record
 
 CHUNK = 1 << 20
 LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
@@ -665,8 +665,6 @@ def verify_wheel(path: str | os.PathLike[str], *, strict: bool = False) -> list[
     and coverage, and every member's content against its RECORD hash. For wheels installed
     without the unpacked-wheel cache (the PyPA ``installer`` library reads them after this).
     Returns the warnings of the lenient coverage check (none when ``strict``)."""
-    import hashlib
-
     with WheelArchive(path) as archive:
         record = archive.record()
         warnings = archive.check_record_coverage(record, strict=strict)
@@ -674,9 +672,9 @@ def verify_wheel(path: str | os.PathLike[str], *, strict: bool = False) -> list[
             entry = record.get(member.name)
             if entry is None or entry.digest is None:
                 continue
-            digest = hashlib.new(entry.algorithm or "sha256")
+            digest = entry.hasher()
             archive.inflate(member, digest.update)
-            if b64(digest.digest()) != entry.digest:
+            if not entry.matches(digest):
                 raise RecordMismatchError(
                     archive.path, f"member {member.name!r} does not match its RECORD hash"
                 )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 #: the algorithms a RECORD may use, strongest last
 HASHES = ("sha256", "sha384", "sha512")
@@ -36,6 +36,14 @@ class RecordEntry(NamedTuple):
     algorithm: str | None
     digest: str | None
     size: int | None
+
+    def hasher(self) -> Any:
+        """A fresh hash object of this row's algorithm (parsing admitted only :data:`HASHES`)."""
+        return hashlib.new(self.algorithm or "sha256")
+
+    def matches(self, hasher: Any) -> bool:
+        """Whether the content fed to ``hasher`` (from :meth:`hasher`) is what this row lists."""
+        return b64(hasher.digest()) == self.digest
 
 
 def b64(digest: bytes) -> str:
