@@ -28,10 +28,10 @@ COUNT = 40
 
 
 def _kit() -> object:
-    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-    import fwtestkit
+    sys.path.insert(0, str(ROOT))
+    from tests import kit
 
-    return fwtestkit
+    return kit
 
 
 def _wheels(folder: Path) -> list[str]:

@@ -2,10 +2,10 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from fwtestkit import make_wheel, serve, sha256_of
 
 from fitwheel.index.http import HttpError, Session
 from fitwheel.install.download import Downloader, DownloadItem, HashMismatchError
+from tests.kit import make_wheel, serve, sha256_of
 
 
 @pytest.fixture

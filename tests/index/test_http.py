@@ -3,12 +3,12 @@ import socket
 from pathlib import Path
 
 import pytest
-from fwtestkit import build_simple_index, make_wheel, serve
 
 from fitwheel.index.config import IndexConfig
 from fitwheel.index.finder import Finder
 from fitwheel.index.http import HttpCache, HttpError, Session, UnreachableError, redact
 from fitwheel.index.metadata import fetch_member, fetch_metadata
+from tests.kit import build_simple_index, make_wheel, serve
 
 
 @pytest.fixture
@@ -193,7 +193,7 @@ def test_https_trusts_the_configured_bundle_only(index_root: Path, tmp_path: Pat
 
     if shutil.which("openssl") is None:
         pytest.skip("needs the openssl command to make a certificate")
-    from fwtestkit import self_signed_cert
+    from tests.kit import self_signed_cert
 
     cert, key = self_signed_cert(tmp_path / "tls")
     with serve(index_root, tls=(cert, key)) as (url, _):
