@@ -20,11 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.harness import Case, compare
+from benchmarks.harness import Case, compare, smoke
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-COUNT = 40
+COUNT = 8 if smoke() else 40
 
 
 def _kit() -> object:

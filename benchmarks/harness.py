@@ -181,7 +181,7 @@ def compare(
                 if round_no >= warmup:
                     result.seconds.append(seconds)
     for case, result in zip(cases, results, strict=True):
-        if case.argv is not None:
+        if case.argv is not None and not smoke():  # a smoke run measures nothing
             if case.setup is not None:
                 case.setup()
             result.peak_rss_kib.append(_peak_rss_kib(case))

@@ -51,10 +51,13 @@ def isolated_environ() -> Iterator[None]:
 def fresh_venv(path: Path) -> Callable[[], None]:
     """A setup step: an empty virtual environment at ``path`` (no pip inside)."""
 
+    mirror_module()  # puts the test kit on the path
+    from tests.kit import make_venv
+
     def setup() -> None:
         if path.exists():
             shutil.rmtree(path)
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+        make_venv(path, via="venv")
 
     return setup
 
