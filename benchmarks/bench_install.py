@@ -20,18 +20,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.harness import Case, compare
+from benchmarks.harness import Case, compare, smoke
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-COUNT = 40
+COUNT = 8 if smoke() else 40
 
 
 def _kit() -> object:
-    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-    import fwtestkit
+    sys.path.insert(0, str(ROOT))
+    from tests import kit
 
-    return fwtestkit
+    return kit
 
 
 def _wheels(folder: Path) -> list[str]:

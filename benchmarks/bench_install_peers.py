@@ -22,13 +22,18 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from benchmarks.harness import Result, compare
+from benchmarks.harness import Result, compare, smoke
 from benchmarks.peers import TORCH, Peers, isolated_environ, mirror_module, torch_wheel
 
 
 def _torch_dir() -> Path:
     configured = os.environ.get("FITWHEEL_BENCH_TORCH_DIR")
     return Path(configured) if configured else Path.home() / ".cache" / "fitwheel-bench"
+
+
+def _tree_cached() -> bool:
+    mirror = mirror_module()
+    return bool(mirror._verify(mirror.cache_root() / mirror.mirror_key()))
 
 
 def _verdict(results: list[Result], limit_vs_uv: float, min_vs_pip: float) -> None:
@@ -88,6 +93,13 @@ def bench_tree(work: Path, wheels: Path, *, repeat: int = 5) -> None:
 def main(parts: tuple[str, ...] = ("torch", "tree")) -> None:
     # Fetched with this machine's pip configuration (it may name a local wheel store); the
     # peers then run without it.
+    if smoke():
+        # only what is already here: the verified mirror cache, a downloaded torch wheel
+        parts = tuple(p for p in parts if p != "torch")
+        if "tree" in parts and not _tree_cached():
+            parts = tuple(p for p in parts if p != "tree")
+        for part in {"torch", "tree"} - set(parts):
+            print(f"\n== {part}: skipped (smoke run: torch is too big; the tree only when cached)")
     tree_wheels = mirror_module().ensure_wheels() if "tree" in parts else None
     torch = torch_wheel(_torch_dir()) if "torch" in parts else None
     with isolated_environ(), tempfile.TemporaryDirectory(prefix="fitwheel-bench-peers-") as tmp:

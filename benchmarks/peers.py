@@ -23,8 +23,8 @@ TORCH = "torch==2.13.0"
 
 def mirror_module() -> ModuleType:
     """The real-tree mirror (pinned wheels, index build, loopback server) of the e2e tests."""
-    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-    import mirror
+    sys.path.insert(0, str(ROOT))
+    from tests.e2e import mirror
 
     return mirror
 
@@ -35,7 +35,10 @@ def isolated_environ() -> Iterator[None]:
     so that each reads only the index URL it is given."""
     saved = dict(os.environ)
     bench = {k: v for k, v in saved.items() if k.startswith("FITWHEEL_BENCH_")}
-    clean = mirror_module().clean_env(**bench)
+    mirror_module()  # puts the test kit on the path
+    from tests.kit import clean_env
+
+    clean = clean_env(**bench)
     os.environ.clear()
     os.environ.update(clean)
     try:
@@ -48,10 +51,13 @@ def isolated_environ() -> Iterator[None]:
 def fresh_venv(path: Path) -> Callable[[], None]:
     """A setup step: an empty virtual environment at ``path`` (no pip inside)."""
 
+    mirror_module()  # puts the test kit on the path
+    from tests.kit import make_venv
+
     def setup() -> None:
         if path.exists():
             shutil.rmtree(path)
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+        make_venv(path, via="venv")
 
     return setup
 

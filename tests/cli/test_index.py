@@ -11,7 +11,7 @@ import pytest
 from fitwheel.cli.main import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "publish"))
-from publish_kit import UV_NVIDIA, make_wheel, variant_doc
+from tests.kit import UV_NVIDIA, make_wheel, variant_doc
 
 CU12 = {"nvidia": {"cuda_version_lower_bound": ["12.0"]}}
 

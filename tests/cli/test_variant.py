@@ -14,7 +14,7 @@ from fitwheel.cli.main import main
 from fitwheel.variants.model import VariantProperty, default_label
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "publish"))
-from publish_kit import make_wheel, members
+from tests.kit import make_wheel, members
 
 CONFIG = """
 [variant.default-priorities]

@@ -22,14 +22,13 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import threading
 from collections.abc import Iterator, Mapping
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
+
+from tests.kit import serve_static
 
 #: What a user asks for (one with an extra, several with console scripts, several compiled).
 TOP_LEVEL: tuple[str, ...] = (
@@ -256,31 +255,11 @@ def build_index(wheels: Path, out: Path, *, copy: bool = False) -> Path:
     return out
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Server(ThreadingHTTPServer):
-    # socketserver's default backlog of 5 drops the SYNs of a client that opens many connections
-    # at once (uv does); each dropped one costs a 1 s retransmit, which would be timed.
-    request_queue_size = 256
-    daemon_threads = True
-
-
 @contextlib.contextmanager
 def serve(root: Path) -> Iterator[str]:
     """Serve ``root`` as static files on 127.0.0.1; yields the simple index URL."""
-    handler = partial(_QuietHandler, directory=str(root))
-    server = _Server(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/simple/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_static(root) as url:
+        yield f"{url}/simple/"
 
 
 @contextlib.contextmanager
@@ -289,25 +268,3 @@ def mirror(work: Path) -> Iterator[str]:
     wheels = ensure_wheels()
     with serve(build_index(wheels, work / "index")) as url:
         yield url
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """os.environ without the host's pip, uv and fitwheel settings, so that only the URLs a
-    command is given count (this machine's pip configuration adds find-links and indexes)."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PIP_", "UV_", "FITWHEEL_", "VIRTUAL_ENV", "PYTHONPATH"))
-    }
-    env["PIP_CONFIG_FILE"] = os.devnull
-    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    env["UV_NO_CONFIG"] = "1"
-    env.update(extra)
-    return env
-
-
-def make_venv(path: Path) -> Path:
-    """A fresh virtual environment by ``python -m venv`` (no pip inside: pip drives it from
-    outside with ``--python``); returns its interpreter."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
-    return path / "bin" / "python"

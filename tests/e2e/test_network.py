@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mirror import clean_env, make_venv
 from packaging.utils import canonicalize_name
+
+from tests.kit import clean_env, make_venv
 
 pytestmark = [
     pytest.mark.network,
@@ -83,7 +84,7 @@ def test_install_from_the_index_pip_uses(configuration: str, tmp_path: Path) -> 
     else:
         env = {k: v for k, v in os.environ.items() if not k.startswith("FITWHEEL_")}
         env.update(cache)
-    python = make_venv(tmp_path / "venv")
+    python = make_venv(tmp_path / "venv", via="venv") / "bin" / "python"
     expected = _pip_choice(python, env)
 
     report_path = tmp_path / "report.json"

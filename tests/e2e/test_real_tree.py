@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mirror import (
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from tests.e2e.mirror import (
     CLOSURE,
     IMPORTS,
     MANIFEST,
@@ -25,13 +28,10 @@ from mirror import (
     TOP_LEVEL,
     MirrorUnavailable,
     build_index,
-    clean_env,
     ensure_wheels,
-    make_venv,
     serve,
 )
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
+from tests.kit import clean_env, make_venv
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
 PIP = [sys.executable, "-m", "pip"]
@@ -84,11 +84,11 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tree]:
     root = tmp_path_factory.mktemp("real-tree")
     with serve(build_index(wheels, root / "index")) as url:
         fw_venv = root / "fitwheel-venv"
-        make_venv(fw_venv)
+        make_venv(fw_venv, via="venv")
         report = root / "report.json"
         _fitwheel_install(fw_venv, url, root / "cache", report)
         pip_venv = root / "pip-venv"
-        make_venv(pip_venv)
+        make_venv(pip_venv, via="venv")
         _run(
             [
                 *PIP,

@@ -3,20 +3,17 @@ refused whether its members are read by range requests or from the whole file.""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-from fwtestkit import build_simple_index, serve
 
 from fitwheel.errors import InvalidWheelError
 from fitwheel.index.config import IndexConfig
 from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session
 from fitwheel.index.metadata import fetch_member, fetch_metadata
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "wheel"))
-from hostile_zip import FILENAME, KINDS, hostile_wheel
+from tests.kit import build_simple_index, serve
+from tests.wheel.hostile_zip import FILENAME, KINDS, hostile_wheel
 
 
 def _session() -> Session:

@@ -3,9 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from publish_kit import UV_NVIDIA
 
 from fitwheel.publish.config import VariantConfig, parse_config
+from tests.kit import UV_NVIDIA
 
 
 @pytest.fixture

@@ -13,12 +13,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from publish_kit import UV_NVIDIA, make_wheel, variant_doc
 from variantlib.variants_json import VariantsJson
 
 from fitwheel.errors import FitwheelError
 from fitwheel.publish.index_build import IndexBuildError, build_index
 from fitwheel.wheel.archive import UnsafeWheelError
+from tests.kit import UV_NVIDIA, make_wheel, variant_doc
 
 PROVIDERS = {"nvidia": UV_NVIDIA}
 CU12 = {"nvidia": {"cuda_version_lower_bound": ["12.0"], "sm_arch": ["80_real", "90_real"]}}

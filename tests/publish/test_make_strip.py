@@ -14,13 +14,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from publish_kit import make_wheel, members, record_hash
 from variantlib.variant_dist_info import VariantDistInfo
 
 from fitwheel.publish.config import VariantConfig, VariantConfigError
 from fitwheel.publish.make import make_variant, strip_variant
 from fitwheel.publish.show import read_wheel_variant, show_json
 from fitwheel.variants.model import VariantProperty, default_label
+from tests.kit import make_wheel, members, record_hash
 
 VARIANTLIB = Path(sys.executable).parent / "variantlib"
 

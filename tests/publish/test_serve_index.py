@@ -11,22 +11,22 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from publish_kit import (
-    UV,
-    fresh_venv,
-    installed_build,
-    make_wheel,
-    nginx_binary,
-    offline_env,
-    serve_nginx,
-    serve_static,
-)
 
 from fitwheel.index.simple import parse_page
 from fitwheel.publish.config import VariantConfig
 from fitwheel.publish.index_build import build_index
 from fitwheel.publish.make import make_variant
 from fitwheel.variants.model import VariantProperty
+from tests.kit import (
+    UV,
+    installed_build,
+    make_venv,
+    make_wheel,
+    nginx_binary,
+    offline_env,
+    serve_nginx,
+    serve_static,
+)
 
 JSON_ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.1, "
@@ -37,9 +37,8 @@ JSON_ACCEPT = (
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """demo_pkg 1.0: plain, cu12, cu13 and null builds made by ``variant make``; other.pkg 2.0."""
-    from publish_kit import UV_NVIDIA
-
     from fitwheel.publish.config import parse_config
+    from tests.kit import UV_NVIDIA
 
     config: VariantConfig = parse_config(
         {"default-priorities": {"namespace": ["nvidia"]}, "providers": {"nvidia": UV_NVIDIA}},
@@ -74,7 +73,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _uv_install(url: str, target: Path, driver: str, sm: str) -> str:
-    python = fresh_venv(target)
+    python = make_venv(target) / "bin" / "python"
     env = offline_env(
         NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION=driver,
         NV_VARIANT_PROVIDER_FORCE_SM_ARCH=sm,
@@ -106,7 +105,7 @@ has_fitwheel_install = importlib.util.find_spec("fitwheel.cli.install_cmd") is n
 
 def _fitwheel_install(url: str, target: Path) -> str:
     """Install demo_pkg with fitwheel for an H100 profile."""
-    python = fresh_venv(target)
+    python = make_venv(target) / "bin" / "python"
     proc = subprocess.run(
         [
             sys.executable,

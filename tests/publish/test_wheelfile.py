@@ -9,7 +9,6 @@ import zlib
 from pathlib import Path
 
 import pytest
-from publish_kit import make_wheel, record_hash
 
 from fitwheel.errors import FitwheelError
 from fitwheel.publish.config import VariantConfig
@@ -25,6 +24,7 @@ from fitwheel.wheel.archive import (
     ZipBombError,
     check_member_name,
 )
+from tests.kit import make_wheel, record_hash
 
 PROP = [VariantProperty.parse("blas :: provider :: mkl")]
 

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from strategies import PUBLISHED_DIR
+
+from tests.variants.strategies import PUBLISHED_DIR
 
 
 @pytest.fixture(scope="session")

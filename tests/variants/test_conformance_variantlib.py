@@ -25,7 +25,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from packaging.markers import Marker
-from strategies import supported_properties, variant_infos
 from variantlib.api import get_variants_by_priority
 from variantlib.models.variant import VariantDescription as VLDescription
 from variantlib.models.variant import VariantProperty as VLProperty
@@ -38,6 +37,7 @@ from fitwheel.variants.model import NULL_LABEL, VariantInfo
 from fitwheel.variants.ordering import Target, order_variants
 from fitwheel.variants.reading import loads_variant_info
 from fitwheel.variants.writing import dump_variant_info
+from tests.variants.strategies import supported_properties, variant_infos
 
 #: the default run stays quick; the slow suite (make fuzz) sets FITWHEEL_FUZZ_EXAMPLES
 EXAMPLES = 150

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import PUBLISHED_DIR, PUBLISHED_FILES, fuzz_examples
 
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.reading import loads_variant_info
 from fitwheel.variants.writing import dump_variant_info
+from tests.variants.strategies import PUBLISHED_DIR, PUBLISHED_FILES, fuzz_examples
 
 WHEELNEXT = "https://variants-schema.wheelnext.dev"
 

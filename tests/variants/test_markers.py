@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from packaging.markers import Marker
-from strategies import variant_descriptions
 
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.markers import (
@@ -20,6 +19,7 @@ from fitwheel.variants.markers import (
     variant_marker_environment,
 )
 from fitwheel.variants.model import NULL_LABEL, VariantDescription, VariantProperty
+from tests.variants.strategies import variant_descriptions
 
 #: the default run stays quick; the slow suite (make fuzz) sets FITWHEEL_FUZZ_EXAMPLES
 EXAMPLES = 150

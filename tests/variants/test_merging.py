@@ -9,13 +9,13 @@ from types import MappingProxyType
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import variant_infos
 
 from fitwheel.variants.errors import MergeConflictError
 from fitwheel.variants.merging import merge_variant_infos
 from fitwheel.variants.model import Provider, VariantDescription, VariantInfo, VariantProperty
 from fitwheel.variants.reading import loads_variant_info
 from fitwheel.variants.writing import dump_variant_info, wheel_variant_info
+from tests.variants.strategies import variant_infos
 
 SOURCE = "demo-1.0-variants.json"
 

@@ -10,7 +10,6 @@ from types import MappingProxyType
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import supported_properties, variant_infos
 
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.model import (
@@ -29,6 +28,7 @@ from fitwheel.variants.ordering import (
     order_variants,
     ranked_properties,
 )
+from tests.variants.strategies import supported_properties, variant_infos
 
 #: the default run stays quick; the slow suite (make fuzz) sets FITWHEEL_FUZZ_EXAMPLES
 EXAMPLES = 150

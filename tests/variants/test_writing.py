@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import variant_infos
 
 from fitwheel.variants.errors import InvalidLabelError, VariantFormatError
 from fitwheel.variants.model import (
@@ -36,6 +35,7 @@ from fitwheel.variants.writing import (
     to_json_dict,
     variant_json_for_wheel,
 )
+from tests.variants.strategies import variant_infos
 
 PUBLISHED = [
     "torch-2.8.0-variants.json",

@@ -10,12 +10,12 @@ import zlib
 from pathlib import Path
 
 import pytest
-from fwtestkit import clean_env, make_venv, make_wheel
-from hostile_zip import DIST_INFO, Entry, record_hash, write_zip
 
 from fitwheel.wheel.archive import RecordMismatchError, UnsafeWheelError, WheelArchive
 from fitwheel.wheel.inflate import InflateSizeError, inflate_exact
 from fitwheel.wheel.record import RecordError, check_coverage, parse_record
+from tests.kit import clean_env, make_venv, make_wheel
+from tests.wheel.hostile_zip import DIST_INFO, Entry, record_hash, write_zip
 
 FITWHEEL = [sys.executable, "-m", "fitwheel", "install", "--no-index", "--compile"]
 
@@ -98,7 +98,7 @@ def test_weak_or_unknown_record_hashes_are_refused(algorithm: str) -> None:
 def test_the_general_install_path_checks_the_wheel_with_the_one_reader(tmp_path: Path) -> None:
     """``--compile`` installs through the PyPA installer library; the wheel is checked by the
     one reader first, so a hostile wheel is refused there too."""
-    from hostile_zip import hostile_wheel
+    from tests.wheel.hostile_zip import hostile_wheel
 
     wheel = hostile_wheel(tmp_path / "w", "overlapping-members")
     venv = make_venv(tmp_path / "venv")

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from fwtestkit import clean_env, make_venv, snapshot
-from hostile_zip import FILENAME, KINDS, hostile_wheel
 
 from fitwheel.errors import InvalidWheelError
 from fitwheel.wheel.archive import WheelArchive
+from tests.kit import clean_env, make_venv, snapshot
+from tests.wheel.hostile_zip import FILENAME, KINDS, hostile_wheel
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
 

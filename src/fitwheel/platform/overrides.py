@@ -368,15 +368,12 @@ def load_config(path: str, *, required: bool) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise OverrideError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    import importlib
-    import sys
+    import tomllib  # only when a config file is read: off the detection start path
 
-    # tomllib is in the standard library from 3.11; tomli is the same parser before that.
-    toml = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
     try:
-        parsed: dict[str, Any] = toml.loads(data.decode("utf-8"))
+        parsed: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
         return parsed
-    except (toml.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise OverrideError(f"config file {path} is not valid TOML: {exc}") from None
 
 

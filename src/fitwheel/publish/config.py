@@ -21,8 +21,7 @@ publishing, so such a provider must be written out as ``static-properties``.
 
 from __future__ import annotations
 
-import importlib
-import sys
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -32,9 +31,6 @@ from fitwheel.errors import FitwheelError
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import Provider, check_feature, check_namespace, check_value
-
-# tomllib is in the standard library from 3.11; tomli is the same parser before that.
-_toml: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
 
 _PROVIDER_KEYS = {
     "requires",
@@ -82,10 +78,10 @@ def load_config(path: str | Path, *, pyproject: bool = False) -> VariantConfig:
     """Read a variants config file, or a pyproject's ``[variant]`` table with ``pyproject=True``."""
     source = str(path)
     try:
-        data = _toml.loads(Path(path).read_text(encoding="utf-8"))
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise VariantConfigError(f"{source}: cannot read ({exc.strerror or exc})") from None
-    except (_toml.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise VariantConfigError(f"{source}: not valid TOML ({exc})") from None
     table: Any = data.get("variant")
     if table is None and not pyproject:

@@ -6,12 +6,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from fwtestkit import make_venv, make_wheel, snapshot
 
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
 from fitwheel.install.transaction import Operation, environment_lock, state_dir
 from fitwheel.install.unpacked import UnpackedCache
+from tests.kit import make_venv, make_wheel, snapshot
 
 CHILD = Path(__file__).with_name("child_install.py")
 

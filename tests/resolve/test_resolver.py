@@ -3,7 +3,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fwtestkit import H100, KEPLER, make_wheel, torch_like
 from packaging import tags
 from packaging.markers import default_environment
 
@@ -14,6 +13,7 @@ from fitwheel.platform.profile import parse_profile
 from fitwheel.resolve.candidates import CandidateSource, Options
 from fitwheel.resolve.requirements import collect
 from fitwheel.resolve.resolver import Resolution, ResolutionError, UnsupportedDeviceError, resolve
+from tests.kit import H100, KEPLER, make_wheel, torch_like
 
 PY = ".".join(map(str, sys.version_info[:3]))
 
@@ -94,9 +94,8 @@ def test_constraints_and_conflicts(tmp_path: Path) -> None:
 
 
 def test_yanked_only_when_pinned(tmp_path: Path) -> None:
-    from fwtestkit import build_simple_index, serve
-
     from fitwheel.index.http import Session
+    from tests.kit import build_simple_index, serve
 
     make_wheel(tmp_path / "w", "y", "1.0")
     make_wheel(tmp_path / "w", "y", "2.0")

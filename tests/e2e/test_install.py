@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fwtestkit import (
+
+from fitwheel.publish.index_build import build_index
+from tests.kit import (
     FIXTURES,
     H100,
     KEPLER,
@@ -25,8 +27,6 @@ from fwtestkit import (
     snapshot,
     torch_like,
 )
-
-from fitwheel.publish.index_build import build_index
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
 

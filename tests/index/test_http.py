@@ -3,7 +3,6 @@ import socket
 from pathlib import Path
 
 import pytest
-from fwtestkit import build_simple_index, make_wheel, serve
 
 from fitwheel.index.auth import redact
 from fitwheel.index.config import IndexConfig
@@ -11,6 +10,7 @@ from fitwheel.index.finder import Finder
 from fitwheel.index.http import HttpError, Session, UnreachableError
 from fitwheel.index.httpcache import HttpCache
 from fitwheel.index.metadata import fetch_member, fetch_metadata
+from tests.kit import build_simple_index, make_wheel, serve
 
 
 @pytest.fixture
@@ -195,7 +195,7 @@ def test_https_trusts_the_configured_bundle_only(index_root: Path, tmp_path: Pat
 
     if shutil.which("openssl") is None:
         pytest.skip("needs the openssl command to make a certificate")
-    from fwtestkit import self_signed_cert
+    from tests.kit import self_signed_cert
 
     cert, key = self_signed_cert(tmp_path / "tls")
     with serve(index_root, tls=(cert, key)) as (url, _):

@@ -2,11 +2,11 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from fwtestkit import make_wheel, serve, sha256_of
 
 from fitwheel.index.http import HttpError, Session
 from fitwheel.install.download import Downloader, DownloadItem
 from fitwheel.integrity import HashMismatchError
+from tests.kit import make_wheel, serve, sha256_of
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fwtestkit import make_wheel, serve, sha256_of
 
 from fitwheel.errors import FitwheelError, IntegrityError
 from fitwheel.index.config import IndexConfig
@@ -16,6 +15,7 @@ from fitwheel.index.metadata import fetch_metadata
 from fitwheel.index.simple import Link
 from fitwheel.install.download import Downloader, DownloadItem
 from fitwheel.integrity import Hashes, HashMismatchError, HashRequiredError, verify
+from tests.kit import make_wheel, serve, sha256_of
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def _session(**kw: object) -> Session:
 def test_https_after_http_still_trusts_the_configured_bundle(tmp_path: Path, wheel: Path) -> None:
     if shutil.which("openssl") is None:
         pytest.skip("needs the openssl command to make a certificate")
-    from fwtestkit import self_signed_cert
+    from tests.kit import self_signed_cert
 
     cert, key = self_signed_cert(tmp_path / "tls")
     root = wheel.parent

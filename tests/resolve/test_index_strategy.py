@@ -5,7 +5,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fwtestkit import build_simple_index, make_wheel, serve
 from packaging import tags
 from packaging.markers import default_environment
 from packaging.version import Version
@@ -17,6 +16,7 @@ from fitwheel.index.http import Session
 from fitwheel.resolve.candidates import CandidateSource, Options
 from fitwheel.resolve.requirements import collect
 from fitwheel.resolve.resolver import ResolutionError, resolve
+from tests.kit import build_simple_index, make_wheel, serve
 
 PY = Version("3.11")
 

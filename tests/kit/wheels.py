@@ -1,22 +1,15 @@
-"""Test kit for the installer's tests: real wheels built with zipfile, static simple indexes and
-loopback HTTP servers that can misbehave on purpose."""
+"""Real wheels built with zipfile, static simple indexes of them, stand-in variant trees and
+the profiles of two NVIDIA machines."""
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import html
 import json
-import os
 import shutil
-import subprocess
-import sys
-import threading
 import zipfile
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,41 +18,58 @@ from packaging.utils import canonicalize_name
 FIXTURES = Path(__file__).resolve().parents[1] / "variants" / "data" / "published"
 
 
-def _record_hash(data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"sha256={digest}"
+#: the variants schema of current documents (PEP 850 v0.2.0)
+SCHEMA = "https://variants-schema.wheelnext.dev/peps/850/v0.2.0.json"
+
+#: provider tables that uv 0.13.8 answers with its own built-in providers
+UV_NVIDIA = {
+    "requires": ["nvidia-variant-provider"],
+    "plugin-api": "nvidia_variant_provider.plugin:NvidiaVariantPlugin",
+}
+
+
+def record_hash(data: bytes) -> str:
+    """The RECORD form of ``data``'s sha256 (``sha256=`` + unpadded urlsafe base64)."""
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
 def make_wheel(
     folder: Path,
-    name: str,
-    version: str,
+    name: str = "demo_pkg",
+    version: str = "1.0",
     *,
     requires: Sequence[str] = (),
     files: Mapping[str, str | bytes] | None = None,
     label: str | None = None,
     variant: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+    variant_doc: Mapping[str, Any] | None = None,
+    variant_json: Mapping[str, Any] | None = None,
     tag: str = "py3-none-any",
     requires_python: str | None = None,
     entry_points: Mapping[str, str] | None = None,
     extras: Mapping[str, Sequence[str]] | None = None,
     data_files: Mapping[str, str | bytes] | None = None,
     corrupt: bool = False,
-    variant_doc: Mapping[str, Any] | None = None,
+    record_content: Mapping[str, bytes] | None = None,
+    compression: int = zipfile.ZIP_DEFLATED,
 ) -> Path:
     """Build ``{name}-{version}-{tag}[-{label}].whl`` in ``folder``; returns its path.
 
-    ``files`` are paths under purelib (default: one module ``{name}/__init__.py``); ``variant``
-    gives the label's properties (ns -> feature -> values) for ``dist-info/variant.json``;
-    ``variant_doc`` (a published index document) supplies that file's providers and priorities.
-    ``corrupt`` makes a RECORD hash wrong so that installing it fails half way."""
+    ``files`` are paths under purelib (default: one module ``{name}/__init__.py`` giving
+    ``VERSION`` and ``BUILD``, the label or ``'plain'``); ``data_files`` go under ``.data/``.
+    ``dist-info/variant.json`` is ``variant_json`` verbatim when given; else, for a ``label``
+    with ``variant`` (ns -> feature -> values) or ``variant_doc`` (a published index document
+    supplying providers and priorities), a document built from them; else none.
+    ``corrupt`` makes the RECORD hash of ``__init__.py`` wrong so that installing it fails half
+    way; ``record_content`` makes RECORD describe other bytes for the members it names."""
     folder.mkdir(parents=True, exist_ok=True)
-    dist = canonicalize_name(name).replace("-", "_")
+    dist = name.replace("-", "_")  # as given otherwise: a dotted name stays dotted in the file
     stem = f"{dist}-{version}-{tag}" + (f"-{label}" if label else "")
     path = folder / f"{stem}.whl"
     dist_info = f"{dist}-{version}.dist-info"
     content: dict[str, bytes] = {}
-    for rel, body in (files or {f"{dist}/__init__.py": f"VERSION = {version!r}\n"}).items():
+    default = {f"{dist}/__init__.py": f"VERSION = {version!r}\nBUILD = {label or 'plain'!r}\n"}
+    for rel, body in (files if files is not None else default).items():
         content[rel] = body.encode() if isinstance(body, str) else body
     for rel, body in (data_files or {}).items():
         content[f"{dist}-{version}.data/{rel}"] = body.encode() if isinstance(body, str) else body
@@ -78,28 +88,52 @@ def make_wheel(
     meta += [f"Requires-Dist: {r}" for r in requires]
     content[f"{dist_info}/METADATA"] = ("\n".join(meta) + "\n\n").encode()
     content[f"{dist_info}/WHEEL"] = (
-        f"Wheel-Version: 1.0\nGenerator: fwtestkit\nRoot-Is-Purelib: true\nTag: {tag}\n"
+        f"Wheel-Version: 1.0\nGenerator: fitwheel-tests\nRoot-Is-Purelib: true\nTag: {tag}\n"
     ).encode()
     if entry_points:
         lines = ["[console_scripts]"] + [f"{k} = {v}" for k, v in entry_points.items()]
         content[f"{dist_info}/entry_points.txt"] = ("\n".join(lines) + "\n").encode()
-    if label is not None:
+    if variant_json is not None:
+        content[f"{dist_info}/variant.json"] = json.dumps(variant_json, indent=4).encode()
+    elif label is not None and (variant is not None or variant_doc is not None):
         props = dict(variant or {})
         doc = dict(variant_doc) if variant_doc is not None else variant_info_json({label: props})
         doc["variants"] = {label: props}
         content[f"{dist_info}/variant.json"] = json.dumps(doc, indent=4).encode()
+    claimed = {**content, **(record_content or {})}
     record = []
-    for rel, body in content.items():
-        digest = _record_hash(body)
+    for rel, body in claimed.items():
+        digest = record_hash(body)
         if corrupt and rel.endswith("__init__.py"):
-            digest = _record_hash(body + b"tampered")
+            digest = record_hash(body + b"tampered")
         record.append(f"{rel},{digest},{len(body)}")
     record.append(f"{dist_info}/RECORD,,")
     content[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(path, "w", compression) as zf:
         for rel, body in content.items():
             zf.writestr(rel, body)
     return path
+
+
+def variant_doc(
+    label: str,
+    props: Mapping[str, Mapping[str, list[str]]],
+    providers: Mapping[str, Any],
+    namespaces: list[str] | None = None,
+) -> dict[str, Any]:
+    """A variants document for one label with the given providers (in their order)."""
+    return {
+        "$schema": SCHEMA,
+        "default-priorities": {"namespace": namespaces or list(providers)},
+        "providers": dict(providers),
+        "variants": {label: dict(props)},
+    }
+
+
+def members(path: Path) -> dict[str, bytes]:
+    """Every member of the archive at ``path`` with its bytes."""
+    with zipfile.ZipFile(path) as zf:
+        return {info.filename: zf.read(info) for info in zf.infolist()}
 
 
 def variant_info_json(
@@ -108,7 +142,7 @@ def variant_info_json(
     """A current-form (PEP 850 v0.2.0) variants document for ``variants`` (label -> properties)."""
     namespaces = sorted({ns for props in variants.values() for ns in props})
     return {
-        "$schema": "https://variants-schema.wheelnext.dev/peps/850/v0.2.0.json",
+        "$schema": SCHEMA,
         "default-priorities": {"namespace": namespaces or ["none"]},
         "providers": {ns: {"requires": [f"{ns}-provider"]} for ns in namespaces or ["none"]},
         "variants": {
@@ -182,220 +216,6 @@ def build_simple_index(
         "<html><body>" + "".join(root_links) + "</body></html>"
     )
     return out / "simple"
-
-
-@dataclass
-class ServerState:
-    root: Path
-    #: path -> status code forced for every request to it
-    fail: dict[str, int] = field(default_factory=dict)
-    #: path -> number of failures (503) before it succeeds
-    flaky: dict[str, int] = field(default_factory=dict)
-    requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
-    prefer_json: bool = True
-    ranges: bool = True
-    credentials: tuple[str, str] | None = None
-    cache_control: str | None = None
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server_version = "fwtestkit"
-    state: ServerState
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _resolve(self) -> tuple[Path, str] | None:
-        path = self.path.split("?", 1)[0].split("#", 1)[0]
-        target = (self.state.root / path.lstrip("/")).resolve()
-        if not str(target).startswith(str(self.state.root.resolve())):
-            return None
-        if target.is_dir():
-            accept = self.headers.get("Accept", "")
-            if (
-                self.state.prefer_json
-                and "vnd.pypi.simple.v1+json" in accept
-                and (target / "index.json").exists()
-            ):
-                return target / "index.json", "application/vnd.pypi.simple.v1+json"
-            if (target / "index.html").exists():
-                return target / "index.html", "text/html"
-            return None
-        if target.is_file():
-            ctype = "application/json" if target.suffix == ".json" else "application/octet-stream"
-            return target, ctype
-        return None
-
-    def _serve(self, body_wanted: bool) -> None:
-        state = self.state
-        path = self.path.split("?", 1)[0]
-        state.requests.append((self.command, path, {k.lower(): v for k, v in self.headers.items()}))
-        if state.credentials is not None:
-            expected = base64.b64encode(":".join(state.credentials).encode()).decode()
-            if self.headers.get("Authorization") != f"Basic {expected}":
-                self.send_response(401)
-                self.send_header("WWW-Authenticate", 'Basic realm="index"')
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-        if path in state.fail:
-            self.send_response(state.fail[path])
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        if state.flaky.get(path, 0) > 0:
-            state.flaky[path] -= 1
-            self.send_response(503)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        found = self._resolve()
-        if found is None:
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        file, ctype = found
-        data = file.read_bytes()
-        etag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
-        if self.headers.get("If-None-Match") == etag:
-            self.send_response(304)
-            self.send_header("ETag", etag)
-            self.end_headers()
-            return
-        status = 200
-        rng = self.headers.get("Range")
-        if rng and state.ranges and rng.startswith("bytes="):
-            start_s, _, end_s = rng[6:].partition("-")
-            start, end = int(start_s), min(int(end_s or len(data) - 1), len(data) - 1)
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
-            data = data[start : end + 1]
-            status = 206
-        else:
-            self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("ETag", etag)
-        if state.ranges:
-            self.send_header("Accept-Ranges", "bytes")
-        if state.cache_control:
-            self.send_header("Cache-Control", state.cache_control)
-        self.end_headers()
-        if body_wanted:
-            self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        self._serve(True)
-
-    def do_HEAD(self) -> None:
-        self._serve(False)
-
-
-def self_signed_cert(folder: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 and its key (made with the openssl command)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return cert, key
-
-
-class _Server(ThreadingHTTPServer):
-    # socketserver's default backlog of 5 drops the SYNs of a client that opens many
-    # connections at once (uv does); each dropped one costs a 1 s retransmit
-    request_queue_size = 256
-    daemon_threads = True
-
-
-@contextlib.contextmanager
-def serve(
-    root: Path, tls: tuple[Path, Path] | None = None, port: int = 0, **options: Any
-) -> Iterator[tuple[str, ServerState]]:
-    """Serve ``root`` on 127.0.0.1 (``port``, else a free one), over TLS when ``tls`` gives
-    (cert, key); yields (base URL, state)."""
-    state = ServerState(root=root, **options)
-    handler = type("Handler", (_Handler,), {"state": state})
-    server = _Server(("127.0.0.1", port), handler)
-    scheme = "http"
-    if tls is not None:
-        import ssl
-
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(str(tls[0]), str(tls[1]))
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-        scheme = "https"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"{scheme}://127.0.0.1:{server.server_address[1]}", state
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def make_venv(path: Path) -> Path:
-    """A real virtual environment (uv when available: fast; else ``python -m venv``)."""
-    uv = Path(sys.executable).with_name("uv")
-    if uv.exists():
-        subprocess.run(
-            [str(uv), "venv", "-q", "--python", sys.executable, str(path)],
-            check=True,
-            env={**os.environ, "UV_NO_CONFIG": "1"},
-        )
-    else:
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
-    return path
-
-
-def snapshot(root: Path) -> dict[str, str]:
-    """Every file under ``root`` with its sha256 (symlinks by target) — for before/after checks."""
-    out: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, root)
-            if os.path.islink(full):
-                out[rel] = "link:" + os.readlink(full)
-            else:
-                with open(full, "rb") as handle:
-                    out[rel] = hashlib.sha256(handle.read()).hexdigest()
-        for name in dirnames:
-            full = os.path.join(dirpath, name)
-            out.setdefault(os.path.relpath(full, root) + "/", "dir")
-    return out
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """os.environ without pip/fitwheel settings that would leak the host's configuration."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PIP_", "FITWHEEL_", "VIRTUAL_ENV", "UV_"))
-    }
-    env["PIP_CONFIG_FILE"] = os.devnull
-    env.update(extra)
-    return env
 
 
 def torch_like(

@@ -1,9 +1,9 @@
 from pathlib import Path
 
 import pytest
-from fwtestkit import make_wheel
 
 from fitwheel.resolve.requirements import RequirementError, collect
+from tests.kit import make_wheel
 
 
 def test_files_nesting_hashes_and_continuations(tmp_path: Path) -> None:

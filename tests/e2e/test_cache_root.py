@@ -5,7 +5,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fwtestkit import clean_env, make_venv, make_wheel
+
+from tests.kit import clean_env, make_venv, make_wheel
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
 SUBFOLDERS = {"wheels", "unpacked", "http", "envs", "detect"}

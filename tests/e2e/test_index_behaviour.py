@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fwtestkit import build_simple_index, clean_env, make_venv, make_wheel, serve
+
+from tests.kit import build_simple_index, clean_env, make_venv, make_wheel, serve
 
 FITWHEEL = [sys.executable, "-m", "fitwheel", "install"]
 

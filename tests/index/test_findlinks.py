@@ -1,13 +1,13 @@
 from pathlib import Path
 
 import pytest
-from fwtestkit import FIXTURES, make_wheel, serve
 
 from fitwheel.index.config import IndexConfig
 from fitwheel.index.finder import Finder
 from fitwheel.index.findlinks import FindLinksError, folder_links, local_path
 from fitwheel.index.http import Session
 from fitwheel.index.metadata import fetch_metadata
+from tests.kit import FIXTURES, make_wheel, serve
 
 
 def test_folder_lists_wheels_and_variants_json(tmp_path: Path) -> None:
@@ -62,7 +62,7 @@ def test_remote_find_links_page(tmp_path: Path) -> None:
 
 
 def test_file_index_with_pages_or_plain_folders(tmp_path: Path) -> None:
-    from fwtestkit import build_simple_index
+    from tests.kit import build_simple_index
 
     make_wheel(tmp_path / "w", "paged", "1.0")
     make_wheel(tmp_path / "w", "paged", "2.0")

@@ -7,10 +7,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fwtestkit import make_wheel, sha256_of
 
 from fitwheel.install.precreate import Precreator
 from fitwheel.install.unpacked import UnpackedCache
+from tests.kit import make_wheel, sha256_of
 
 
 def created(folder: Path) -> set[str]:

@@ -9,12 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fwtestkit import make_venv, make_wheel, sha256_of, snapshot
 
 from fitwheel.errors import InvalidWheelError
 from fitwheel.install.environment import inspect_environment
 from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
 from fitwheel.install.unpacked import UnpackedCache
+from tests.kit import make_venv, make_wheel, sha256_of, snapshot
 
 
 @pytest.fixture(scope="module")

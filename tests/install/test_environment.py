@@ -2,10 +2,10 @@ import os
 from pathlib import Path
 
 import pytest
-from fwtestkit import make_venv
 from packaging.tags import Tag
 
 from fitwheel.install.environment import EnvironmentError_, find_interpreter, inspect_environment
+from tests.kit import make_venv
 
 
 @pytest.fixture(scope="module")

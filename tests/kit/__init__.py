@@ -1,0 +1,57 @@
+"""The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``) and
+hermetic environments (``make_venv``, ``clean_env``). Import from ``tests.kit``."""
+
+from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
+from tests.kit.server import (
+    ServerState,
+    free_port,
+    nginx_binary,
+    self_signed_cert,
+    serve,
+    serve_nginx,
+    serve_static,
+)
+from tests.kit.wheels import (
+    FIXTURES,
+    H100,
+    KEPLER,
+    SCHEMA,
+    UV_NVIDIA,
+    build_simple_index,
+    make_wheel,
+    members,
+    record_hash,
+    sha256_of,
+    torch_like,
+    variant_doc,
+    variant_info_json,
+)
+
+__all__ = [
+    "FIXTURES",
+    "H100",
+    "KEPLER",
+    "SCHEMA",
+    "UV",
+    "UV_NVIDIA",
+    "ServerState",
+    "build_simple_index",
+    "clean_env",
+    "free_port",
+    "installed_build",
+    "make_venv",
+    "make_wheel",
+    "members",
+    "nginx_binary",
+    "offline_env",
+    "record_hash",
+    "self_signed_cert",
+    "serve",
+    "serve_nginx",
+    "serve_static",
+    "sha256_of",
+    "snapshot",
+    "torch_like",
+    "variant_doc",
+    "variant_info_json",
+]
