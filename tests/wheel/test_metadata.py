@@ -6,6 +6,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fitwheel.errors import InvalidWheelError
 from fitwheel.index.simple import Link
@@ -195,3 +197,49 @@ def test_resolver_refuses_a_malformed_header_instead_of_dropping_dependencies(
     provider = Provider(source=None, session=None, environment={})  # type: ignore[arg-type]
     with pytest.raises(InvalidWheelError, match="line 3 is not a 'Field: value' header"):
         provider._read_requires(_candidate(_wheel_with_metadata(tmp_path, meta)))
+
+
+_FIELD_NAMES = [
+    "Metadata-Version", "Name", "Version", "Summary", "Requires-Python", "Requires-Dist",
+    "Provides-Extra", "Wheel-Version", "Root-Is-Purelib", "Tag", "Generator", "X-Custom",
+]  # fmt: skip
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_FIELD_NAMES),
+            st.text(st.characters(min_codepoint=33, max_codepoint=126), max_size=20),
+        ),
+        max_size=12,
+    )
+)
+def test_the_fast_path_answers_as_packaging_metadata_does(
+    fields: list[tuple[str, str]],
+) -> None:
+    """Plain ASCII headers skip the email machinery; the answer must be packaging's."""
+    from packaging.metadata import parse_email
+
+    from fitwheel.wheel.metadata import _parse_plain
+
+    block = "".join(f"{key}: {value}\n" if value else f"{key}:\n" for key, value in fields)
+    plain = _parse_plain(block.encode())
+    assert plain is not None
+    raw, unparsed = parse_email(block.encode())
+    assert plain == (dict(raw), unparsed)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        b"Name: a\n  continued\n",
+        b"Summary: =?utf-8?q?caf=C3=A9?=\n",
+        "Summary: caf\u00e9\n".encode(),
+        b"Name: trailing \n",
+        b"Author: someone\n",
+    ],
+)
+def test_the_fast_path_leaves_anything_else_to_packaging(block: bytes) -> None:
+    from fitwheel.wheel.metadata import _parse_plain
+
+    assert _parse_plain(block) is None

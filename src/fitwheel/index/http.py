@@ -15,7 +15,6 @@ import ssl
 import threading
 import time
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -155,11 +154,7 @@ class Session:
         proxy = self._proxies.get(parts.scheme)
         host = parts.hostname or ""
         # the loopback host never goes through a proxy, as before no_proxy is consulted
-        if (
-            proxy
-            and host not in _LOOPBACK
-            and not urllib.request.proxy_bypass_environment(host, self._proxies)  # type: ignore[attr-defined]
-        ):
+        if proxy and host not in _LOOPBACK and not _bypassed(host, self._proxies):
             with self._lock:
                 if proxy not in self._proxy_pools:
                     self._proxy_pools[proxy] = urllib3.ProxyManager(
@@ -379,6 +374,10 @@ def _proxies(env: Mapping[str, str] | None) -> dict[str, str]:
     (``{scheme}_proxy``, lower case winning; ``no`` for the bypass list), so that
     :func:`urllib.request.proxy_bypass_environment` can judge them."""
     if env is None:
+        if not any(name.lower().endswith("_proxy") for name in os.environ):
+            return {}  # the usual case, without importing urllib.request (and http.client)
+        import urllib.request
+
         return urllib.request.getproxies_environment()
     out: dict[str, str] = {}
     for name in sorted(env, key=lambda n: n.islower()):  # lower case last: it wins
@@ -386,6 +385,14 @@ def _proxies(env: Mapping[str, str] | None) -> dict[str, str]:
         if value and name.lower().endswith("_proxy"):
             out[name.lower()[: -len("_proxy")]] = value
     return out
+
+
+def _bypassed(host: str, proxies: Mapping[str, str]) -> bool:
+    """Whether ``no_proxy`` (in ``proxies``, as :func:`_proxies` reads it) exempts ``host``."""
+    import urllib.request
+
+    bypass: bool = urllib.request.proxy_bypass_environment(host, proxies)  # type: ignore[attr-defined]
+    return bypass
 
 
 def _reason(exc: BaseException | None) -> str:

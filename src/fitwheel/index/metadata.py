@@ -32,8 +32,9 @@ def _member_of(archive: WheelArchive, member: str) -> bytes | None:
 
 
 def wheel_member(path: Path, member: str) -> bytes | None:
-    """``{dist-info}/{member}`` of a local wheel (None when absent)."""
-    with WheelArchive(path) as archive:
+    """``{dist-info}/{member}`` of a local wheel (None when absent). Only that member's local
+    header is checked (with the whole central directory): installing checks the rest."""
+    with WheelArchive(path, lazy_headers=True) as archive:
         return _member_of(archive, member)
 
 

@@ -22,7 +22,6 @@ from typing import NoReturn
 
 from fitwheel.errors import InvalidWheelError
 from fitwheel.variants.frozen import Frozen
-from fitwheel.wheel import inflate as _inflate
 from fitwheel.wheel.record import RecordEntry, RecordError, check_coverage, parse_record
 
 CHUNK = 1 << 20
@@ -233,16 +232,20 @@ class WheelArchive:
         data: bytes | None = None,
         reader: Callable[[int, int], bytes] | None = None,
         size: int = 0,
+        lazy_headers: bool = False,
     ) -> None:
         """Open ``path``; with ``data`` (the file's bytes, already read), parse those instead;
         with ``reader`` (``reader(length, offset)`` returns those bytes of a file of ``size``
         bytes, as HTTP range requests do), read through it. Through a reader, the central
         directory is checked whole and a member's local header when the member is read, so
-        that reading one member costs a few requests whatever the wheel holds."""
+        that reading one member costs a few requests whatever the wheel holds. ``lazy_headers``
+        does the same for a file (reading one member's metadata; installing checks every
+        header)."""
         self.path = Path(path)
         self.limits = limits
         self._data = memoryview(data) if data is not None else None
         self._reader = reader
+        self._lazy = lazy_headers or reader is not None
         self._fd = -1
         self._read_cache: dict[str, bytes] = {}
         if reader is not None:
@@ -481,7 +484,7 @@ class WheelArchive:
         read = self.pread if fd < 0 else None
         limits = [m.header_offset for m in by_offset[1:]]
         limits.append(self.start_dir)
-        if self._reader is not None:
+        if self._lazy:
             # Local headers are checked as members are read (see check_local_header); the
             # smallest possible header already tells overlapping members apart.
             for member, limit in zip(by_offset, limits, strict=True):
@@ -563,6 +566,10 @@ class WheelArchive:
         """Pass ``member``'s content to ``sink`` in pieces of at most :data:`CHUNK` bytes,
         checking that it inflates to exactly its declared size (never further: a bomb stops at
         the first byte too many)."""
+        # the inflater (ISA-L when installed) is loaded on the first member inflated: reading
+        # a wheel's directory, as precreation and range requests do, needs none
+        from fitwheel.wheel import inflate as _inflate
+
         name = member.name
         if member.data_offset < 0:
             self.check_local_header(member)

@@ -90,14 +90,78 @@ def _header_block(data: bytes, source: str, keep: frozenset[bytes] | None) -> by
     return b"\n".join(kept)
 
 
+#: the fields the fast path knows, by their header name: core metadata's names in ``packaging``'s
+#: raw form, and whether a field may be given more than once
+_FIELDS = {
+    b"metadata-version": ("metadata_version", False),
+    b"name": ("name", False),
+    b"version": ("version", False),
+    b"summary": ("summary", False),
+    b"requires-python": ("requires_python", False),
+    b"requires-dist": ("requires_dist", True),
+    b"provides-extra": ("provides_extra", True),
+}
+
+
+def _parse_plain(block: bytes) -> tuple[dict[str, object], dict[str, list[str]]] | None:
+    """What ``packaging.metadata.parse_email`` makes of ``block`` when every line is a plain
+    ASCII ``Field: value`` (no continuation lines, no encoded words, no trailing white space,
+    no field it would map that this table lacks), else None. Real METADATA and WHEEL files are
+    like that; importing the ``email`` package's header machinery costs more than a small
+    install, so they skip it. A test holds the two to the same answers."""
+    if not block.isascii() or b"=?" in block:
+        return None
+    values: dict[bytes, list[str]] = {}
+    for line in block.split(b"\n"):
+        if not line:
+            continue
+        if line[:1] in (b" ", b"\t") or line[-1:] in (b" ", b"\t", b"\r"):
+            return None
+        key, _, value = line.partition(b":")
+        values.setdefault(key.lower(), []).append(value.lstrip(b" \t").decode("ascii"))
+    raw: dict[str, object] = {}
+    unparsed: dict[str, list[str]] = {}
+    for key, found in values.items():
+        known = _FIELDS.get(key)
+        if known is None:
+            if key in _MAPPED_ELSEWHERE:
+                return None
+            unparsed[key.decode("ascii")] = found
+        elif known[1]:
+            raw[known[0]] = found
+        elif len(found) == 1:
+            raw[known[0]] = found[0]
+        else:
+            unparsed[key.decode("ascii")] = found
+    return raw, unparsed
+
+
+#: core metadata fields ``packaging`` maps that the fast path does not: a block holding one is
+#: left to ``packaging`` (only the WHEEL parser keeps every field)
+_MAPPED_ELSEWHERE = frozenset(
+    (
+        b"author", b"author-email", b"classifier", b"description", b"description-content-type",
+        b"download-url", b"dynamic", b"home-page", b"import-name", b"import-namespace",
+        b"keywords", b"license", b"license-expression", b"license-file", b"maintainer",
+        b"maintainer-email", b"obsoletes", b"obsoletes-dist", b"platform", b"project-url",
+        b"provides", b"provides-dist", b"requires", b"requires-external",
+        b"supported-platform",
+    )
+)  # fmt: skip
+
+
 def _parse(
     data: bytes, source: str, keep: frozenset[bytes] | None
 ) -> tuple[dict[str, object], dict[str, list[str]]]:
-    from packaging.metadata import parse_email
-
     if not isinstance(data, bytes):
         raise TypeError(f"expected bytes, not {type(data).__name__}")
-    raw, unparsed = parse_email(_header_block(data, source, keep))
+    block = _header_block(data, source, keep)
+    plain = _parse_plain(block)
+    if plain is not None:
+        return plain
+    from packaging.metadata import parse_email
+
+    raw, unparsed = parse_email(block)
     return dict(raw), unparsed
 
 
