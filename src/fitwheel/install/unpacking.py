@@ -29,7 +29,7 @@ from fitwheel.wheel.archive import (
     ZipBombError,
 )
 from fitwheel.wheel.inflate import INFLATE_ERRORS, InflateSizeError, inflate_exact
-from fitwheel.wheel.record import RecordEntry, b64, is_unlisted
+from fitwheel.wheel.record import RecordEntry, b64, unlisted
 
 #: members up to this size are inflated in one call (never past their declared size); larger
 #: ones are streamed, so that memory stays bounded whatever the wheel holds
@@ -220,6 +220,7 @@ def unpack(wheel: Path, folder: Path) -> CachedLayout:
             warnings.warn(f"{wheel.name}: {problem}", stacklevel=2)
         dist_info = archive.dist_info
         base = str(folder / "files")
+        skip = unlisted(dist_info)
         members: list[_Member] = []
         parents: set[str] = set()
         for member in archive.members:
@@ -229,7 +230,7 @@ def unpack(wheel: Path, folder: Path) -> CachedLayout:
             parts = member_name.split("/")
             target = os.path.join(base, *parts)
             parents.add(os.path.dirname(target))
-            expected = None if is_unlisted(member_name, dist_info) else record[member_name]
+            expected = None if member_name in skip else record[member_name]
             mode = member.external_attr >> 16
             executable = bool(mode and stat.S_ISREG(mode) and mode & 0o111)
             members.append(_Member(len(members), member, target, expected, executable))

@@ -22,6 +22,7 @@ from typing import NoReturn
 
 from fitwheel.errors import InvalidWheelError
 from fitwheel.variants.frozen import Frozen
+from fitwheel.wheel import inflate as _inflate
 from fitwheel.wheel.record import RecordEntry, RecordError, check_coverage, parse_record
 
 CHUNK = 1 << 20
@@ -566,10 +567,6 @@ class WheelArchive:
         """Pass ``member``'s content to ``sink`` in pieces of at most :data:`CHUNK` bytes,
         checking that it inflates to exactly its declared size (never further: a bomb stops at
         the first byte too many)."""
-        # the inflater (ISA-L when installed) is loaded on the first member inflated: reading
-        # a wheel's directory, as precreation and range requests do, needs none
-        from fitwheel.wheel import inflate as _inflate
-
         name = member.name
         if member.data_offset < 0:
             self.check_local_header(member)

@@ -120,10 +120,9 @@ def parse_record(data: bytes) -> dict[str, RecordEntry]:
     return entries
 
 
-def is_unlisted(name: str, dist_info: str) -> bool:
-    """Whether ``name`` is one of the members RECORD does not hash (itself, its signatures)."""
-    head, _, tail = name.rpartition("/")
-    return head == dist_info and (tail == "RECORD" or tail in SIGNATURES)
+def unlisted(dist_info: str) -> frozenset[str]:
+    """The members RECORD does not hash: itself and its signatures."""
+    return frozenset(f"{dist_info}/{name}" for name in ("RECORD", *SIGNATURES))
 
 
 def check_coverage(
@@ -136,8 +135,9 @@ def check_coverage(
     """Check that RECORD covers ``members`` (file name -> size): every file has a hash and its
     size. A RECORD row for a file the archive lacks raises when ``strict``; otherwise it is
     returned, one line each, for the caller to warn about."""
+    skip = unlisted(dist_info)
     for name, size in members.items():
-        if is_unlisted(name, dist_info):
+        if name in skip:
             continue
         entry = record.get(name)
         if entry is None or entry.digest is None:
@@ -149,7 +149,7 @@ def check_coverage(
     extra = [
         path
         for path in record
-        if path not in members and not path.endswith("/") and not is_unlisted(path, dist_info)
+        if path not in members and not path.endswith("/") and path not in skip
     ]
     if extra and strict:
         raise RecordError(f"RECORD lists {extra[0]!r}, which is not in the archive")
