@@ -29,9 +29,17 @@ class IntegrityError(FitwheelError):
 
 
 class InvalidWheelError(FitwheelError):
-    """A wheel that fitwheel refuses to read, install or rewrite: malformed, unsafe or lying."""
+    """A wheel that fitwheel refuses to read, install or rewrite: malformed, unsafe or lying.
+
+    ``str()`` names the file and the problem, then says what to do about it."""
+
+    #: what a user can do about any wheel fitwheel refuses
+    HINT = (
+        "fitwheel uses no wheel it cannot trust: rebuild it, download it again, or report it "
+        "to its publisher"
+    )
 
     def __init__(self, path: str, problem: str) -> None:
         self.path = str(path)
         self.problem = problem
-        super().__init__(f"{self.path}: {problem}")
+        super().__init__(f"{self.path}: {problem.rstrip('.')} ({self.HINT})")

@@ -328,29 +328,20 @@ def _place_all(groups: list[LinkGroup], link_mode: str, hook: Any) -> None:
         for group in groups:
             _place_names(group.dst, group.src, group.names, link_mode, hook)
         return
-    import threading
+    import functools
 
-    failures: list[BaseException] = []
-
-    def work(dst: str, src: str, names: list[str]) -> None:
-        try:
-            _place_names(dst, src, names, link_mode, None)
-        except BaseException as exc:  # re-raised below, in the committing thread
-            failures.append(exc)
+    from fitwheel.threads import run_threads
 
     # contiguous slices: a wheel lists each folder's files together, so threads rarely share one
-    threads = []
+    targets = []
     for group in groups:
         size = -(-len(group.names) // workers)
         for start in range(0, len(group.names), size):
             chunk = group.names[start : start + size]
-            threads.append(threading.Thread(target=work, args=(group.dst, group.src, chunk)))
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise failures[0]
+            targets.append(
+                functools.partial(_place_names, group.dst, group.src, chunk, link_mode, None)
+            )
+    run_threads(targets)
 
 
 def _place_names(dst: str, src: str, names: list[str], link_mode: str, hook: Any) -> None:

@@ -19,6 +19,7 @@ import zlib
 from pathlib import Path
 
 from fitwheel.install.unpacked import MEMBERS, CachedLayout, CachedMember, UnpackError, layout
+from fitwheel.threads import run_threads
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.wheel.archive import (
     DEFLATED,
@@ -170,10 +171,10 @@ def _extract_all(archive: WheelArchive, members: list[_Member], wheel: str) -> l
     # largest first, so that one big file does not end up alone at the end
     queue = iter(sorted(members, key=lambda m: m.member.compress_size, reverse=True))
     lock = threading.Lock()
-    failures: list[BaseException] = []
+    failed = threading.Event()
 
     def work() -> None:
-        while not failures:
+        while not failed.is_set():
             with lock:
                 item = next(queue, None)
             if item is None:
@@ -182,9 +183,9 @@ def _extract_all(archive: WheelArchive, members: list[_Member], wheel: str) -> l
                 small = item.member.file_size <= _WHOLE
                 extract = _extract_small if small else _extract
                 digests[item.index] = extract(archive, item, wheel)
-            except BaseException as exc:
-                failures.append(exc)
-                return
+            except BaseException:
+                failed.set()  # the other threads stop at their next member
+                raise
 
     # threads pay off for wheels with much to inflate or many files to create (creating a
     # file waits on the file system); small ones are often unpacked several at once
@@ -195,13 +196,7 @@ def _extract_all(archive: WheelArchive, members: list[_Member], wheel: str) -> l
     if count <= 1:
         work()
     else:
-        threads = [threading.Thread(target=work, daemon=True) for _ in range(count)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    if failures:
-        raise failures[0]
+        run_threads([work] * count)
     return digests
 
 

@@ -556,7 +556,11 @@ class WheelArchive:
                 self.path, f"member {member.name!r} runs into the central directory"
             )
         nxt = by_offset[by_offset.index(member) + 1]
-        raise ZipBombError(self.path, f"members {member.name!r} and {nxt.name!r} overlap")
+        raise ZipBombError(
+            self.path,
+            f"members {member.name!r} and {nxt.name!r} overlap (one run of bytes under two "
+            "names, as zip bombs and smuggled files are built)",
+        )
 
     # -- content ------------------------------------------------------------------------------
 

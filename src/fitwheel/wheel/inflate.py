@@ -45,7 +45,9 @@ def inflate_exact(raw: bytes, size: int) -> bytes:
             data += inflater.decompress(b"", 1)
             if len(data) == size and inflater.eof:
                 return data
-        raise InflateSizeError(f"inflates to more or fewer than its declared {size} bytes")
+        raise InflateSizeError(
+            f"does not inflate to its declared {size} bytes (a zip bomb, or a damaged file)"
+        )
     return data
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 #: the algorithms a RECORD may use, strongest last
@@ -164,8 +164,3 @@ def record_line(path: str, hash_field: str, size: int | str) -> str:
     if any(c in path for c in _NEEDS_QUOTING):
         path = '"' + path.replace('"', '""') + '"'
     return f"{path},{hash_field},{size}\n"
-
-
-def dump_record(rows: Iterable[tuple[str, str, int | str]]) -> bytes:
-    """RECORD's bytes from (path, hash field, size) rows."""
-    return "".join(record_line(path, digest, size) for path, digest, size in rows).encode()
