@@ -113,3 +113,32 @@ def test_a_zip_bomb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert "declared 1000 bytes" in report["outcome"]
     assert report["grew_kib"] < 32 * 1024, report
+
+
+def test_a_record_row_for_a_missing_file_installs_with_a_warning(
+    base_venv: Path, tmp_path: Path
+) -> None:
+    """Install's one leniency, as pip's: the row is ignored, and the user is told in one line."""
+    from tests.wheel.hostile_zip import DIST_INFO, Entry, record_hash, write_zip
+
+    files = {
+        "hostile/__init__.py": b"X = 1\n",
+        f"{DIST_INFO}/METADATA": b"Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\n",
+        f"{DIST_INFO}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(f"{name},{record_hash(data)},{len(data)}\n" for name, data in files.items())
+    record += f"hostile/ghost.py,{record_hash(b'')},0\n{DIST_INFO}/RECORD,,\n"
+    entries = [Entry(name, data) for name, data in files.items()]
+    wheel = write_zip(
+        tmp_path / "w" / FILENAME, [*entries, Entry(f"{DIST_INFO}/RECORD", record.encode())]
+    )
+    venv = tmp_path / "venv"
+    subprocess.run(["cp", "-a", str(base_venv), str(venv)], check=True)
+    install = ["install", "--no-index", "--python", str(venv), "--no-cache-dir"]
+    result = subprocess.run(
+        [*FITWHEEL, *install, str(wheel)], capture_output=True, text=True, env=clean_env()
+    )
+    assert result.returncode == 0, result.stderr
+    warning = [line for line in result.stderr.splitlines() if "ghost.py" in line]
+    assert warning and warning[0].startswith("fitwheel: warning: ")
+    assert list(venv.glob("lib/python*/site-packages/hostile/__init__.py"))
