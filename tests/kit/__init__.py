@@ -1,5 +1,6 @@
-"""The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``) and
-hermetic environments (``make_venv``, ``clean_env``). Import from ``tests.kit``."""
+"""The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``),
+hermetic environments (``make_venv``, ``clean_env``) and a stand-in of PyTorch's download root
+(``build_torch_mirror``: per-backend, default and variant indexes). Import from ``tests.kit``."""
 
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
 from tests.kit.server import (
@@ -11,6 +12,7 @@ from tests.kit.server import (
     serve_nginx,
     serve_static,
 )
+from tests.kit.torch_mirror import TorchMirror, build_torch_mirror
 from tests.kit.wheels import (
     FIXTURES,
     H100,
@@ -35,7 +37,9 @@ __all__ = [
     "UV",
     "UV_NVIDIA",
     "ServerState",
+    "TorchMirror",
     "build_simple_index",
+    "build_torch_mirror",
     "clean_env",
     "free_port",
     "installed_build",

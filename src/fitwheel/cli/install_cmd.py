@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -105,6 +106,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from fitwheel.cli._targets import add_target_arguments
 
     add_target_arguments(parser)
+    torch = parser.add_argument_group(
+        "PyTorch's per-backend indexes (see docs/torch-backends.md)"
+    )
+    torch.add_argument(
+        "--torch-backend",
+        metavar="BACKEND",
+        help="take torch, torchvision, torchaudio, triton, xformers, torchao, ... from "
+        "PyTorch's index for BACKEND: auto (the newest build that runs on every GPU here), "
+        "cpu, cuXXX (cu126, cu128, cu130, ...), rocmX.Y or xpu; also FITWHEEL_TORCH_BACKEND "
+        "or `fitwheel config set torch-backend auto`",
+    )
+    torch.add_argument(
+        "--torch-index-url",
+        metavar="BASE",
+        help="the root under which BASE/<backend>/ is a simple index (default "
+        "https://download.pytorch.org/whl; a mirror of it works)",
+    )
+    torch.add_argument(
+        "--variant-index-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a variant index consulted first for the projects it publishes variants for "
+        "(repeatable; also the variant-index-url setting)",
+    )
     variants = parser.add_argument_group("variants")
     variants.add_argument(
         "--no-variants",
@@ -184,8 +210,10 @@ def _split_names(values: list[str]) -> list[str]:
     return [n.strip() for v in values for n in v.split(",") if n.strip()]
 
 
-def _target(args: argparse.Namespace) -> tuple[Target | None, Profile | None, str]:
-    if args.no_variants:
+def _target(
+    args: argparse.Namespace, need_hardware: bool = False
+) -> tuple[Target | None, Profile | None, str]:
+    if args.no_variants and not need_hardware:
         return None, None, "variants disabled"
     from fitwheel.cli._targets import resolve_target
 
@@ -271,7 +299,16 @@ def run(args: argparse.Namespace) -> int:
         link_mode=args.link_mode,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
     )
-    target, profile, description = _target(args)
+    from fitwheel.userconfig import torch_settings
+
+    torch = torch_settings(
+        os.environ,
+        backend=args.torch_backend,
+        index_url=args.torch_index_url,
+        variant_index_urls=args.variant_index_url,
+    )
+    request.torch = torch
+    target, profile, description = _target(args, need_hardware=torch.backend == "auto")
     bar, advance = _progress() if not args.quiet else (None, None)
     with bar if bar is not None else contextlib.nullcontext():
         outcome = run_install(
@@ -284,6 +321,8 @@ def run(args: argparse.Namespace) -> int:
     for warning in outcome.warnings:
         print(f"fitwheel: warning: {warning}", file=sys.stderr)
     if args.explain:
+        if outcome.router is not None:
+            print("\n".join(outcome.router.explain_lines()))
         print("\n".join(explain_lines(outcome, profile, description)))
         for line in outcome.resolution.decisions:
             print(f"  resolver: {line}")

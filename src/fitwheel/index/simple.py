@@ -44,6 +44,8 @@ class Link:
     metadata_hashes: Mapping[str, str] | None = None
     #: the page or folder this came from, for messages
     origin: str = ""
+    #: the file's size in bytes where the page says (PEP 700 ``size``)
+    size: int | None = None
 
     @property
     def is_wheel(self) -> bool:
@@ -163,6 +165,7 @@ def parse_json(data: Any, page_url: str) -> list[Link]:
         yanked = entry.get("yanked", False)
         metadata = entry.get("core-metadata", entry.get("dist-info-metadata"))
         requires_python = entry.get("requires-python")
+        size = entry.get("size")
         links.append(
             Link(
                 filename=str(entry.get("filename") or _filename_of(url)),
@@ -172,6 +175,7 @@ def parse_json(data: Any, page_url: str) -> list[Link]:
                 yanked=(yanked if isinstance(yanked, str) else "") if yanked else None,
                 metadata_hashes=_json_metadata(metadata),
                 origin=page_url,
+                size=size if isinstance(size, int) and not isinstance(size, bool) else None,
             )
         )
     return links

@@ -27,6 +27,12 @@ def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, A
                 "action": p.action,
             }
         )
+        router = outcome.router
+        source = router.sources.get(cand.name) if router is not None else None
+        if source is not None and source.kind == "torch-backend":
+            entries[-1]["torch_backend"] = source.backend
+        elif source is not None and source.kind == "variant-index":
+            entries[-1]["variant_index"] = source.url
     env = outcome.environment
     return {
         "fitwheel_report": REPORT_VERSION,
@@ -39,6 +45,7 @@ def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, A
         "find_links": list(outcome.config.find_links),
         "target_sources": dict(profile.sources) if profile is not None else {},
         "install": entries,
+        "torch_backend": outcome.router.report() if outcome.router is not None else None,
     }
 
 

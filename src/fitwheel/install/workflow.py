@@ -10,8 +10,9 @@ import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName
 from packaging.version import InvalidVersion, Version
 
@@ -34,6 +35,9 @@ from fitwheel.resolve.requirements import UserInput, UserRequirement, collect
 from fitwheel.resolve.resolver import Resolution, resolve, skipped_versions
 from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target
+
+if TYPE_CHECKING:
+    from fitwheel.torchbackend.routing import Router, TorchSettings
 
 
 class InstallRequest:
@@ -69,6 +73,7 @@ class InstallRequest:
         no_cache: bool = False,
         env: Mapping[str, str] | None = None,
         cache_dir: Path | None = None,
+        torch: TorchSettings | None = None,
     ) -> None:
         self.requirements = requirements
         self.requirement_files = requirement_files
@@ -100,6 +105,8 @@ class InstallRequest:
         self.no_cache = no_cache
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
         self.cache_dir = cache_dir
+        #: --torch-backend, --torch-index-url, --variant-index-url and their settings
+        self.torch = torch
 
 
 class Planned:
@@ -122,7 +129,15 @@ class Planned:
 
 
 class InstallOutcome:
-    __slots__ = ("config", "environment", "installed", "planned", "resolution", "warnings")
+    __slots__ = (
+        "config",
+        "environment",
+        "installed",
+        "planned",
+        "resolution",
+        "router",
+        "warnings",
+    )
 
     def __init__(
         self,
@@ -139,6 +154,8 @@ class InstallOutcome:
         self.planned = planned
         self.installed = installed
         self.warnings: list[str] = [] if warnings is None else warnings
+        #: where the torch-ecosystem projects (and variant-index projects) came from
+        self.router: Router | None = None
 
 
 def installed_label(dist: object) -> str | None:
@@ -256,7 +273,10 @@ def _run_install(
         no_variants=request.no_variants,
         forced=forced,
     )
-    source = CandidateSource(Finder(config, session, request.index_strategy), options)
+    router = _router(request, env, user, target, profile)
+    source = CandidateSource(
+        Finder(config, session, request.index_strategy, route=router), options
+    )
     # Hold the environment from the moment its contents are read until the install is done,
     # so that two installs at once cannot both plan against the same old state.
     with contextlib.ExitStack() as stack:
@@ -267,7 +287,7 @@ def _run_install(
         fetcher = _Fetcher(request, session, layout, progress)
         stack.callback(fetcher.close)
         outcome = _resolve_and_install(
-            request, env, config, source, session, user, profile, fetcher, notice
+            request, env, config, source, session, user, profile, fetcher, notice, router
         )
         if outcome.installed is not None:
             outcome.installed.notes[:0] = recovered
@@ -321,6 +341,98 @@ class _Fetcher:
         self.downloader.close()
 
 
+def _torch_spec(user: UserInput) -> SpecifierSet:
+    spec = SpecifierSet()
+    for item in (*user.requirements, *user.constraints):
+        if item.name == "torch":
+            spec &= item.requirement.specifier
+    return spec
+
+
+def _router(
+    request: InstallRequest,
+    env: TargetEnvironment,
+    user: UserInput,
+    target: Target | None,
+    profile: Profile | None,
+) -> Router | None:
+    settings = request.torch
+    if settings is None or not (settings.backend or settings.variant_index_urls):
+        return None
+    from fitwheel.torchbackend.routing import Router
+    from fitwheel.torchbackend.table import load_backend_table
+
+    spec = _torch_spec(user)
+    return Router(
+        settings,
+        load_backend_table(),
+        target=target,
+        devices=profile.devices if profile is not None else (),
+        markers=dict(env.markers),
+        tags=env.tags,
+        torch_spec=spec,
+        allow_fallback=request.allow_fallback,
+    )
+
+
+def _torch_warnings(
+    request: InstallRequest,
+    env: TargetEnvironment,
+    user: UserInput,
+    resolution: Resolution,
+    target: Target | None,
+    profile: Profile | None,
+    router: Router | None,
+    planned: Sequence[Planned],
+) -> list[str]:
+    """The fallback that was accepted, and GPU builds for a GPU the target does not have."""
+    from fitwheel.torchbackend.gpubuild import gpu_build_warnings
+    from fitwheel.torchbackend.table import load_backend_table
+
+    out = []
+    if router is not None and router.choice is not None and router.choice.fell_back:
+        gpus = "; ".join(d.describe() for d in router.choice.unserved)
+        out.append(
+            f"no torch backend runs on the GPU here ({gpus}); the cpu build is installed "
+            "because --allow-fallback accepts it"
+        )
+    table = load_backend_table()
+    projects = {canonicalize_name(p) for p in table.projects}
+    if request.torch is not None:
+        projects |= {canonicalize_name(p) for p in request.torch.extra_projects}
+    if not any(c.name in projects for c in resolution.pins):
+        return out
+    by_name = {p.candidate.name: p for p in planned}
+
+    def size_of(cand: Candidate) -> int | None:
+        p = by_name.get(cand.name)
+        if p is not None and p.downloaded is not None:
+            with contextlib.suppress(OSError):
+                return p.downloaded.path.stat().st_size
+        return cand.link.size
+
+    def fitting() -> str | None:
+        if router is not None and router.backend is not None and router.choice is not None:
+            if router.choice.requested == "auto":
+                return router.backend
+        if target is None:
+            return None
+        from fitwheel.torchbackend.choose import choose_backend
+
+        choice = choose_backend(
+            table,
+            target,
+            profile.devices if profile is not None else (),
+            system=env.markers.get("platform_system", ""),
+            machine=env.markers.get("platform_machine", ""),
+            python_version=env.markers.get("python_version"),
+            torch_spec=None,
+        )
+        return choice.backend
+
+    return out + gpu_build_warnings(resolution.pins, projects, profile, size_of, fitting)
+
+
 def _resolve_and_install(
     request: InstallRequest,
     env: TargetEnvironment,
@@ -331,6 +443,7 @@ def _resolve_and_install(
     profile: Profile | None,
     fetcher: _Fetcher,
     notice: TextIO | None,
+    router: Router | None = None,
 ) -> InstallOutcome:
     installed_dists = env.installed()
     installed: dict[NormalizedName, Version] = {}
@@ -389,6 +502,7 @@ def _resolve_and_install(
             Planned(cand, cand.name in resolution.requested, action, sha256=cand.link.sha256)
         )
     outcome = InstallOutcome(env, config, resolution, planned, None)
+    outcome.router = router
     outcome.warnings += skipped_versions(resolution)
     for cand in resolution.pins:
         served = source.finder.served_by.get(cand.name, [])
@@ -406,6 +520,9 @@ def _resolve_and_install(
                 "it is used only because a requirement pins that version exactly"
             )
     if request.dry_run:
+        outcome.warnings += _torch_warnings(
+            request, env, user, resolution, source.options.target, profile, router, planned
+        )
         return outcome
     to_fetch = [p for p in planned if p.action != "keep"]
     items = []
@@ -450,6 +567,9 @@ def _resolve_and_install(
                 else None,
             )
         )
+    outcome.warnings += _torch_warnings(
+        request, env, user, resolution, source.options.target, profile, router, planned
+    )
     outcome.installed = install_wheels(
         env,
         wheels,
