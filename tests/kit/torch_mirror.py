@@ -189,7 +189,7 @@ def build_torch_mirror(
     skipped = set(skip)
     platforms = tuple(platforms)
     staging = root / "_wheels"
-    deps: dict[str, str] = {}
+    deps: set[tuple[str, str]] = set()
     backends: dict[str, list[str]] = {}
     for version in versions:
         for backend in _release_backends(version):
@@ -232,7 +232,7 @@ def build_torch_mirror(
             for req in requires:
                 name, pinned = _dep_name(req)
                 if name not in ("triton", "pytorch-triton-rocm", "pytorch-triton-xpu"):
-                    deps[name] = pinned
+                    deps.add((name, pinned))
             backends.setdefault(backend, []).append(version)
     for backend in backends:
         build_simple_index(staging / backend, root / "whl" / backend, pages="")
@@ -255,7 +255,9 @@ def build_torch_mirror(
             tag=f"{PY}-{PY}-{LINUX}",
         )
         make_wheel(default, "triton", TRITON[version], tag=f"{PY}-{PY}-{LINUX}")
-    for name, version in sorted({**deps, "numpy": "2.1.0", "pillow": "100.0"}.items()):
+    # what the variant index's stand-in builds depend on (see ``torch_like``)
+    extra = {("numpy", "2.1.0"), ("pillow", "100.0"), ("nvidia-runtime", "1.0")}
+    for name, version in sorted(deps | extra | {("cuda13-extras", "1.0")}):
         make_wheel(default, name, version)
     build_simple_index(default, root / "pypi")
     # the variant index
@@ -263,8 +265,9 @@ def build_torch_mirror(
 
     variant = staging / "_variant"
     for version in variant_versions:
-        torch_like(variant, "torch", version, deps=("filelock",))
-    build_simple_index(variant, root / "whl" / "variant", pages="")
+        torch_like(variant, "torch", version, deps=("filelock",), extra_projects=False)
+    if variant_versions:
+        build_simple_index(variant, root / "whl" / "variant", pages="")
     shutil.rmtree(staging)
     (root / "mirror.json").write_text(json.dumps(backends, indent=1))
     return TorchMirror(root, backends)

@@ -43,6 +43,10 @@ class UnsupportedGpuError(TorchBackendError):
     pass
 
 
+class _Missing(Exception):
+    """A backend index that does not exist on this mirror (its root answers 404)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TorchSettings:
     """The torch-related settings in force, each with where it came from."""
@@ -157,10 +161,16 @@ class Router:
             return found, url
 
     # -- the choice ---------------------------------------------------------------------
-    def _page(self, finder: Finder, url: str, key: str) -> list[Link] | None:
+    def _page(
+        self, finder: Finder, url: str, key: str, missing_ok: bool = False
+    ) -> list[Link] | None:
+        from fitwheel.index.http import HttpError
+
         try:
             return finder.page(url, key)
         except FitwheelError as exc:
+            if missing_ok and isinstance(exc, HttpError) and exc.status == 404:
+                raise _Missing from None
             s = self.settings
             raise TorchBackendError(
                 f"the torch backend index {url} cannot be reached ({exc}). torch-backend "
@@ -174,6 +184,8 @@ class Router:
     def decide(self) -> Choice:
         """The backend choice (no index is asked: the table and the target only)."""
         if self.choice is not None:
+            if not self.choice.ordered:
+                raise UnsupportedGpuError(unsupported_message(self.choice, self.settings))
             return self.choice
         requested = self.settings.backend or "auto"
         if requested != "auto":
@@ -207,7 +219,11 @@ class Router:
             return self.backend
         for name in choice.ordered:
             url = backend_index(self.settings.index_url, name)
-            page = self._page(finder, url, "torch") or []
+            try:
+                page = self._page(finder, url, "torch", missing_ok=True) or []
+            except _Missing:
+                self.skipped[name] = f"{url} does not exist (HTTP 404): not on this mirror"
+                continue
             if any(self._installable(link, name) for link in page):
                 self.backend = name
                 return name
