@@ -127,9 +127,7 @@ def test_an_integrated_gpu_alone_does_not_block_cpu() -> None:
 def test_macos_and_windows() -> None:
     cpu = Profile({})
     assert choose(cpu, machine="arm64").ordered == ["cpu"]  # Linux calls it aarch64
-    mac = choose_backend(
-        TABLE, target_from_profile(cpu), (), system="Darwin", machine="arm64"
-    )
+    mac = choose_backend(TABLE, target_from_profile(cpu), (), system="Darwin", machine="arm64")
     assert mac.ordered == ["cpu"]
     h100 = machine_profile("gpu-h100-open")
     win = choose_backend(

@@ -169,7 +169,9 @@ def test_explain_names_every_backend_and_why(
         "nvidia GPU 1 (NVIDIA GeForce GTX 1080 Ti, compute capability 6.1) is sm_61"
     ) in lines
     assert "  torch 2.10 cu126: fits  <- chosen" in lines
-    assert any(line.startswith("  torch 2.10 cu130: rejected: needs an NVIDIA driver") for line in lines)
+    assert any(
+        line.startswith("  torch 2.10 cu130: rejected: needs an NVIDIA driver") for line in lines
+    )
     assert f"  torch: from the cu126 index {url}/whl/cu126/" in lines
     assert "Would install:" in run.out and "torch 2.10.0+cu126" in run.out
 

@@ -106,9 +106,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from fitwheel.cli._targets import add_target_arguments
 
     add_target_arguments(parser)
-    torch = parser.add_argument_group(
-        "PyTorch's per-backend indexes (see docs/torch-backends.md)"
-    )
+    torch = parser.add_argument_group("PyTorch's per-backend indexes (see docs/torch-backends.md)")
     torch.add_argument(
         "--torch-backend",
         metavar="BACKEND",

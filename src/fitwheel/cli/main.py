@@ -32,7 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "install": ("fitwheel.cli.install_cmd", "Install packages, choosing the variant that fits."),
     "variant": ("fitwheel.cli.variant_cmd", "Make, show or strip variant wheels."),
     "index": ("fitwheel.cli.index_cmd", "Build a static variant-aware package index."),
-    "config": ("fitwheel.cli.config_cmd", "Show or change fitwheel's settings (torch-backend, ...)."),
+    "config": (
+        "fitwheel.cli.config_cmd",
+        "Show or change fitwheel's settings (torch-backend, ...).",
+    ),
 }
 
 

@@ -274,9 +274,7 @@ def _run_install(
         forced=forced,
     )
     router = _router(request, env, user, target, profile)
-    source = CandidateSource(
-        Finder(config, session, request.index_strategy, route=router), options
-    )
+    source = CandidateSource(Finder(config, session, request.index_strategy, route=router), options)
     # Hold the environment from the moment its contents are read until the install is done,
     # so that two installs at once cannot both plan against the same old state.
     with contextlib.ExitStack() as stack:
@@ -412,9 +410,8 @@ def _torch_warnings(
         return cand.link.size
 
     def fitting() -> str | None:
-        if router is not None and router.backend is not None and router.choice is not None:
-            if router.choice.requested == "auto":
-                return router.backend
+        if router is not None and router.choice is not None and router.choice.requested == "auto":
+            return router.backend
         if target is None:
             return None
         from fitwheel.torchbackend.choose import choose_backend

@@ -145,9 +145,7 @@ def check_build(
         floor = backend.cuda_floor
         bounds = (supported or {}).get("cuda_version_lower_bound", ())
         driver = backend.drivers.get(platform.split("-")[0]) or backend.drivers.get("Linux")
-        need = f"an NVIDIA driver for CUDA {floor} or newer" + (
-            f" (>= {driver})" if driver else ""
-        )
+        need = f"an NVIDIA driver for CUDA {floor} or newer" + (f" (>= {driver})" if driver else "")
         if not bounds:
             return f"needs {need}; no usable NVIDIA driver answers here"
         if floor is not None and floor not in bounds:
@@ -204,9 +202,7 @@ def gpu_devices(devices: Sequence[Device]) -> tuple[Device, ...]:
     to run on them; an unknown discrete GPU must not pass for a CPU-only machine)."""
     counted = set(map(id, counted_devices(devices)))
     return tuple(
-        d
-        for d in devices
-        if d.vendor in GPU_VENDORS and (id(d) in counted or not d.properties)
+        d for d in devices if d.vendor in GPU_VENDORS and (id(d) in counted or not d.properties)
     )
 
 

@@ -24,7 +24,7 @@ _ROCM_DEP = re.compile(r"pytorch-triton-rocm$")
 
 
 def build_kind(cand: Candidate, pinned: Collection[str]) -> str | None:
-    """"cuda", "rocm" or None for a candidate, given the names of everything pinned."""
+    """ "cuda", "rocm" or None for a candidate, given the names of everything pinned."""
     local = cand.version.local or ""
     label = cand.label or ""
     if _CUDA_LOCAL.fullmatch(local) or label.startswith(("cuda", "cu1")):

@@ -283,9 +283,7 @@ class Router:
         s = self.settings
         lines: list[str] = []
         if s.variant_index_urls:
-            lines.append(
-                "variant indexes (consulted first): " + ", ".join(s.variant_index_urls)
-            )
+            lines.append("variant indexes (consulted first): " + ", ".join(s.variant_index_urls))
         if s.backend is not None:
             choice = self.choice
             head = f"torch backend: {s.backend} (from {s.backend_origin})"
