@@ -293,7 +293,17 @@ class Router:
             if choice is not None:
                 if choice.requested != "auto":
                     lines.append("  named by the user: not checked against the target")
+                others: dict[str, list[str]] = {}
                 for v in choice.considered:
+                    if v.series != choice.series:
+                        others.setdefault(v.series, []).append(f"{v.backend}: {v.reason}")
+                if choice.backend == "cpu" and not choice.unserved:
+                    others = {}  # no GPU here: older releases have nothing more to say
+                for series, why in others.items():
+                    lines.append(f"  torch {series}: no build runs here ({'; '.join(why)})")
+                for v in choice.considered:
+                    if v.series != choice.series:
+                        continue
                     mark = ""
                     if v.fits:
                         mark = "fits" + ("  <- chosen" if v.backend == self.backend else "")
