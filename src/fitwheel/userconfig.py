@@ -68,6 +68,8 @@ def config_paths(env: Mapping[str, str]) -> dict[str, str]:
 def _read(path: str, required: bool = False) -> dict[str, Any]:
     from fitwheel.platform.overrides import OverrideError, load_config
 
+    if not required and not os.path.lexists(path):
+        return {}
     try:
         return load_config(path, required=required)
     except OverrideError as exc:

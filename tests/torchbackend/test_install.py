@@ -200,6 +200,10 @@ def test_the_default_index_cuda_build_on_a_cpu_machine_is_flagged(
     assert warning.startswith("fitwheel: warning: torch 2.10.0 (torch-2.10.0-cp")
     assert "with 16 GPU runtime packages:" in warning and "kB)" in warning
     assert "the target has no NVIDIA GPU: --torch-backend cpu installs the build" in warning
+    explained = fitwheel("torch", "--profile", profiles["nogpu-server"], "--dry-run", "--explain")
+    assert f"gpu build without the gpu: {warning.removeprefix('fitwheel: warning: ')}" in (
+        explained.out.splitlines()
+    )
     # the same on a GPU machine is no news
     quiet = fitwheel("torch", "--profile", profiles["gpu-h100-open"], "--dry-run")
     assert quiet.rc == 0 and "CUDA build" not in quiet.err

@@ -83,8 +83,11 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def uv_choice(env: dict[str, str], venv: Path, overrides: dict[str, str]) -> str:
     proc = subprocess.run(
-        [str(UV), "pip", "install", "--dry-run", "--python", str(venv), "torch"]
-        + ["--torch-backend", "auto", "--index-url", env["MIRROR"]],
+        [
+            str(UV),
+            *("pip", "install", "--dry-run", "--python", str(venv), "torch"),
+            *("--torch-backend", "auto", "--index-url", env["MIRROR"]),
+        ],
         capture_output=True,
         text=True,
         env={**env, **overrides},

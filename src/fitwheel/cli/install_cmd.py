@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -106,29 +105,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from fitwheel.cli._targets import add_target_arguments
 
     add_target_arguments(parser)
-    torch = parser.add_argument_group("PyTorch's per-backend indexes (see docs/torch-backends.md)")
-    torch.add_argument(
-        "--torch-backend",
-        metavar="BACKEND",
-        help="take torch, torchvision, torchaudio, triton, xformers, torchao, ... from "
-        "PyTorch's index for BACKEND: auto (the newest build that runs on every GPU here), "
-        "cpu, cuXXX (cu126, cu128, cu130, ...), rocmX.Y or xpu; also FITWHEEL_TORCH_BACKEND "
-        "or `fitwheel config set torch-backend auto`",
-    )
-    torch.add_argument(
-        "--torch-index-url",
-        metavar="BASE",
-        help="the root under which BASE/<backend>/ is a simple index (default "
-        "https://download.pytorch.org/whl; a mirror of it works)",
-    )
-    torch.add_argument(
-        "--variant-index-url",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="a variant index consulted first for the projects it publishes variants for "
-        "(repeatable; also the variant-index-url setting)",
-    )
+    from fitwheel.cli._torch import add_torch_arguments
+
+    add_torch_arguments(parser)
     variants = parser.add_argument_group("variants")
     variants.add_argument(
         "--no-variants",
@@ -297,14 +276,9 @@ def run(args: argparse.Namespace) -> int:
         link_mode=args.link_mode,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
     )
-    from fitwheel.userconfig import torch_settings
+    from fitwheel.cli._torch import torch_settings_of
 
-    torch = torch_settings(
-        os.environ,
-        backend=args.torch_backend,
-        index_url=args.torch_index_url,
-        variant_index_urls=args.variant_index_url,
-    )
+    torch = torch_settings_of(args)
     request.torch = torch
     target, profile, description = _target(args, need_hardware=torch.backend == "auto")
     bar, advance = _progress() if not args.quiet else (None, None)
@@ -321,6 +295,8 @@ def run(args: argparse.Namespace) -> int:
     if args.explain:
         if outcome.router is not None:
             print("\n".join(outcome.router.explain_lines()))
+        for line in outcome.gpu_builds:
+            print(f"gpu build without the gpu: {line}")
         print("\n".join(explain_lines(outcome, profile, description)))
         for line in outcome.resolution.decisions:
             print(f"  resolver: {line}")

@@ -132,6 +132,7 @@ class InstallOutcome:
     __slots__ = (
         "config",
         "environment",
+        "gpu_builds",
         "installed",
         "planned",
         "resolution",
@@ -156,6 +157,8 @@ class InstallOutcome:
         self.warnings: list[str] = [] if warnings is None else warnings
         #: where the torch-ecosystem projects (and variant-index projects) came from
         self.router: Router | None = None
+        #: GPU builds resolved for a target without that GPU (also among the warnings)
+        self.gpu_builds: list[str] = []
 
 
 def installed_label(dist: object) -> str | None:
@@ -373,21 +376,19 @@ def _router(
     )
 
 
-def _torch_warnings(
+def _add_torch_warnings(
+    outcome: InstallOutcome,
     request: InstallRequest,
-    env: TargetEnvironment,
-    user: UserInput,
-    resolution: Resolution,
     target: Target | None,
     profile: Profile | None,
     router: Router | None,
-    planned: Sequence[Planned],
-) -> list[str]:
+) -> None:
     """The fallback that was accepted, and GPU builds for a GPU the target does not have."""
     from fitwheel.torchbackend.gpubuild import gpu_build_warnings
     from fitwheel.torchbackend.table import load_backend_table
 
-    out = []
+    env, resolution, planned = outcome.environment, outcome.resolution, outcome.planned
+    out = outcome.warnings
     if router is not None and router.choice is not None and router.choice.fell_back:
         gpus = "; ".join(d.describe() for d in router.choice.unserved)
         out.append(
@@ -399,7 +400,7 @@ def _torch_warnings(
     if request.torch is not None:
         projects |= {canonicalize_name(p) for p in request.torch.extra_projects}
     if not any(c.name in projects for c in resolution.pins):
-        return out
+        return
     by_name = {p.candidate.name: p for p in planned}
 
     def size_of(cand: Candidate) -> int | None:
@@ -427,7 +428,8 @@ def _torch_warnings(
         )
         return choice.backend
 
-    return out + gpu_build_warnings(resolution.pins, projects, profile, size_of, fitting)
+    outcome.gpu_builds = gpu_build_warnings(resolution.pins, projects, profile, size_of, fitting)
+    out += outcome.gpu_builds
 
 
 def _resolve_and_install(
@@ -517,9 +519,7 @@ def _resolve_and_install(
                 "it is used only because a requirement pins that version exactly"
             )
     if request.dry_run:
-        outcome.warnings += _torch_warnings(
-            request, env, user, resolution, source.options.target, profile, router, planned
-        )
+        _add_torch_warnings(outcome, request, source.options.target, profile, router)
         return outcome
     to_fetch = [p for p in planned if p.action != "keep"]
     items = []
@@ -564,9 +564,7 @@ def _resolve_and_install(
                 else None,
             )
         )
-    outcome.warnings += _torch_warnings(
-        request, env, user, resolution, source.options.target, profile, router, planned
-    )
+    _add_torch_warnings(outcome, request, source.options.target, profile, router)
     outcome.installed = install_wheels(
         env,
         wheels,

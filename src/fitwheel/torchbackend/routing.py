@@ -314,15 +314,15 @@ class Router:
                     lines.append("  cpu: no GPU build fits; accepted with --allow-fallback")
                 for note in choice.notes:
                     lines.append(f"  note: {note}")
-            for name, why in self.skipped.items():
-                lines.append(f"  skipped {name}: {why}")
+            for name, skip in self.skipped.items():
+                lines.append(f"  skipped {name}: {skip}")
         for key, src in sorted(self.sources.items()):
             if src.kind == "variant-index":
                 lines.append(f"  {key}: from the variant index {src.url} (it publishes variants)")
             elif src.kind == "torch-backend":
                 lines.append(f"  {key}: from the {src.backend} index {src.url}")
-                for version, why in src.dropped.items():
-                    lines.append(f"    dropped {key} {version}: {why}")
+                for version, reason in src.dropped.items():
+                    lines.append(f"    dropped {key} {version}: {reason}")
             else:
                 lines.append(f"  {key}: from your indexes ({src.note})")
         return lines
