@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fitwheel.errors import FitwheelError, UsageError
+from fitwheel.errors import FitwheelError
 
 SECTION = "install"
 #: key -> (environment variable, is a list)
@@ -77,8 +77,9 @@ def _read(path: str, required: bool = False) -> dict[str, Any]:
 
 
 def check_key(key: str) -> str:
+    """``key`` if fitwheel knows it (an unknown key fails as in ``pip config``: exit 1)."""
     if key not in KEYS:
-        raise UsageError(f"unknown setting {key!r}: fitwheel config knows {', '.join(KEYS)}.")
+        raise ConfigFileError(f"unknown setting {key!r}: fitwheel config knows {', '.join(KEYS)}.")
     return key
 
 

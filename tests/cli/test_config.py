@@ -91,17 +91,17 @@ def test_nothing_set_means_the_users_indexes(home: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("argv", "message"),
+    ("argv", "rc", "message"),
     [
-        (["config", "set", "torch-backen", "auto"], "unknown setting 'torch-backen'"),
-        (["config", "set", "torch-backend", "cuda12"], "expected auto, cpu, cuXXX"),
-        (["config", "get", "nope"], "fitwheel config knows torch-backend"),
+        (["config", "set", "torch-backen", "auto"], 1, "unknown setting 'torch-backen'"),
+        (["config", "get", "nope"], 1, "fitwheel config knows torch-backend"),
+        (["config", "set", "torch-backend", "cuda12"], 2, "expected auto, cpu, cuXXX"),
     ],
 )
-def test_bad_usage(
-    home: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+def test_bad_keys_and_values(
+    home: Path, capsys: pytest.CaptureFixture[str], argv: list[str], rc: int, message: str
 ) -> None:
-    assert main(argv) == 2
+    assert main(argv) == rc
     assert message in capsys.readouterr().err
 
 

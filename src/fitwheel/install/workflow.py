@@ -384,6 +384,8 @@ def _add_torch_warnings(
     router: Router | None,
 ) -> None:
     """The fallback that was accepted, and GPU builds for a GPU the target does not have."""
+    if profile is None and router is None:
+        return
     from fitwheel.torchbackend.gpubuild import gpu_build_warnings
     from fitwheel.torchbackend.table import load_backend_table
 
