@@ -199,13 +199,14 @@ class Peers:
 @contextlib.contextmanager
 def serve_index(site: Path, work: Path) -> Iterator[str]:
     """Serve the built index folder ``site`` on 127.0.0.1 with nginx (as a production static
-    host would) where nginx is installed, else with Python's static server (said once); yields the
-    simple index URL."""
+    host would, pages with ``Cache-Control: max-age=600`` as public indexes send) where nginx is
+    installed, else with Python's static server (said once); yields the simple index URL."""
     mirror_module()  # puts the test kit on the path
     from tests.kit import nginx_binary, serve_nginx, serve_static
 
     if nginx_binary() is not None:
-        with serve_nginx(site, work / "nginx", negotiate=False) as url:
+        # pages fresh for 10 minutes, as the default index serves them
+        with serve_nginx(site, work / "nginx", negotiate=False, max_age=600) as url:
             yield f"{url}/simple/"
         return
     print("   (nginx is not installed: serving with Python's http.server, slower under load)")

@@ -11,6 +11,7 @@ to stay fast and offline).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -22,11 +23,15 @@ ROOT = Path(__file__).resolve().parents[1]
 DEV = Path(sys.executable).parent / "fitwheel"
 
 
+@functools.cache
 def _tree_key(source: Path) -> str:
     digest = hashlib.sha256()
     for folder in ("src",):
         for path in sorted((source / folder).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
+            skipped = "__pycache__" in path.parts or any(
+                part.endswith(".egg-info") for part in path.parts
+            )
+            if path.is_file() and not skipped:
                 digest.update(str(path.relative_to(source)).encode() + b"\0")
                 digest.update(path.read_bytes())
     digest.update((source / "pyproject.toml").read_bytes())
