@@ -276,7 +276,6 @@ def test_an_unreachable_backend_index_names_the_setting(
         "--profile",
         profiles["nogpu-server"],
         "--dry-run",
-        FITWHEEL_RETRIES="0",
     )
     assert run.rc == 1
     config = tmp_path / "config" / "fitwheel" / "config.toml"
@@ -358,3 +357,39 @@ def test_a_real_install_on_a_cpu_machine(
     ).stdout.strip()
     assert build == "cpu"
     assert "Installed:" in run.out and "torch 2.10.0+cpu" in run.out
+
+
+def test_a_backend_named_by_hand_that_does_not_run_here_is_flagged(
+    fitwheel: Any, url: str, profiles: dict[str, str]
+) -> None:
+    run = fitwheel(
+        "torch",
+        "--torch-backend",
+        "cu128",
+        "--torch-index-url",
+        f"{url}/whl",
+        "--profile",
+        profiles["gpu-rtx4090-gtx1080ti"],
+        "--dry-run",
+        "--explain",
+    )
+    assert run.rc == 0, run.err
+    assert "torch 2.10.0+cu128" in run.out  # the user's choice stands
+    assert (
+        "fitwheel: warning: --torch-backend cu128 (from --torch-backend) was named by hand, but "
+        "its build does not run here: torch 2.10 cu128: ships sm_70"
+    ) in run.err
+    assert "GTX 1080 Ti, compute capability 6.1) is sm_61; --torch-backend auto" in run.err
+    assert "  named by the user: it does not run here (torch 2.10 cu128: ships" in run.out
+
+
+def test_an_unreachable_variant_index_names_the_setting(
+    fitwheel: Any, profiles: dict[str, str]
+) -> None:
+    from tests.kit import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}/variant/"
+    run = fitwheel("torch", "--variant-index-url", dead, "--profile", profiles["nogpu-server"])
+    assert run.rc == 1
+    assert f"the variant index {dead} cannot be reached" in run.err
+    assert "It comes from --variant-index-url" in run.err

@@ -391,6 +391,12 @@ def _add_torch_warnings(
 
     env, resolution, planned = outcome.environment, outcome.resolution, outcome.planned
     out = outcome.warnings
+    if router is not None and router.mismatch is not None and router.backend is not None:
+        out.append(
+            f"--torch-backend {router.backend} (from {router.settings.backend_origin}) was "
+            f"named by hand, but its build does not run here: {router.mismatch}; "
+            "--torch-backend auto chooses one that does"
+        )
     if router is not None and router.choice is not None and router.choice.fell_back:
         gpus = "; ".join(d.describe() for d in router.choice.unserved)
         out.append(

@@ -133,12 +133,21 @@ class Router:
         self.backend: str | None = None
         #: backends passed over because their index lacks a torch wheel for the interpreter
         self.skipped: dict[str, str] = {}
+        #: why the backend the user named does not run here (None: it does, or unknown)
+        self.mismatch: str | None = None
         self._lock = threading.RLock()
 
     # -- the finder's hook ---------------------------------------------------------------
     def links(self, finder: Finder, key: str) -> tuple[list[Link], str] | None:
         for url in self.settings.variant_index_urls:
-            found = finder.page(url, key)
+            try:
+                found = finder.page(url, key)
+            except FitwheelError as exc:
+                raise TorchBackendError(
+                    f"the variant index {url} cannot be reached ({exc}). It comes from "
+                    f"{self.settings.variant_index_origin}: fix the URL, or drop it "
+                    "(`fitwheel config unset variant-index-url`)."
+                ) from None
             if found and _publishes_variants(found):
                 with self._lock:
                     self.sources[key] = Source("variant-index", url)
@@ -190,6 +199,7 @@ class Router:
         requested = self.settings.backend or "auto"
         if requested != "auto":
             self.choice = explicit_choice(requested, self.table)
+            self.mismatch = self._explicit_mismatch(requested)
             return self.choice
         if self.target is None:
             raise TorchBackendError(
@@ -209,6 +219,32 @@ class Router:
         if not self.choice.ordered:
             raise UnsupportedGpuError(unsupported_message(self.choice, self.settings))
         return self.choice
+
+    def _explicit_mismatch(self, name: str) -> str | None:
+        """Why the backend the user named does not run here (by the newest release that has
+        it), or None: it runs, or the table cannot tell."""
+        if self.target is None or name == "cpu":
+            return None
+        vendor = self.table.backend(name).vendor
+        if vendor not in self.target.supported and all(d.vendor != vendor for d in self.devices):
+            return None  # no such GPU at all: the GPU-build warning says it (gpubuild)
+        release = next((r for r in self.table.releases if name in r.builds), None)
+        if release is None:
+            return None
+        from fitwheel.torchbackend.choose import check_build, gpu_devices, platform_key
+
+        why = check_build(
+            self.table.backend(name),
+            release.builds[name],
+            self.target,
+            gpu_devices(self.devices),
+            platform=platform_key(
+                self.markers.get("platform_system", ""), self.markers.get("platform_machine", "")
+            ),
+            python_version=self.markers.get("python_version"),
+            release=release,
+        )
+        return None if why is None else f"torch {release.series} {name}: {why}"
 
     def _backend(self, finder: Finder) -> str:
         if self.backend is not None:
@@ -292,7 +328,14 @@ class Router:
             lines.append(head)
             if choice is not None:
                 if choice.requested != "auto":
-                    lines.append("  named by the user: not checked against the target")
+                    lines.append(
+                        "  named by the user: "
+                        + (
+                            f"it does not run here ({self.mismatch})"
+                            if self.mismatch
+                            else "used as is"
+                        )
+                    )
                 others: dict[str, list[str]] = {}
                 for v in choice.considered:
                     if v.series != choice.series:
