@@ -1,6 +1,6 @@
 """Rebuild the releases of fitwheel's torch backend table from published variants files.
 
-    python tools/refresh_torch_backends.py --from https://download.pytorch.org/whl
+    python tools/refresh_torch_backends.py --from BASE   # PyTorch's download root
     python tools/refresh_torch_backends.py --from-files DIR_WITH_VARIANTS_JSON
 
 ``--from BASE`` reads every ``torch-*-variants.json`` on the variant index ``BASE/variant/``;

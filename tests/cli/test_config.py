@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from fitwheel.cli.main import main
+from fitwheel.torchbackend.table import DEFAULT_INDEX_URL
 from fitwheel.userconfig import dumps_toml, settings_in_force, torch_settings
 
 
@@ -87,7 +88,7 @@ def test_levels_environment_and_flags(home: Path, monkeypatch: pytest.MonkeyPatc
 def test_nothing_set_means_the_users_indexes(home: Path) -> None:
     settings = torch_settings(os.environ)
     assert settings.backend is None and settings.variant_index_urls == ()
-    assert settings.index_url == "https://download.pytorch.org/whl"
+    assert settings.index_url == DEFAULT_INDEX_URL
 
 
 @pytest.mark.parametrize(

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import os
 import subprocess
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from fitwheel.torchbackend.table import DEFAULT_INDEX_URL
 from tests.kit import UV, TorchMirror, build_torch_mirror, make_venv, serve
 from tests.kit.impersonate import impersonate
 
 pytestmark = pytest.mark.slow
+#: the host uv asks (the default of --torch-index-url is on the same one)
+HOST = str(urllib.parse.urlsplit(DEFAULT_INDEX_URL).hostname)
 
 #: machine -> (uv's override variables, the torch build uv chooses)
 UV_CASES: dict[str, tuple[dict[str, str], str]] = {
@@ -58,7 +62,7 @@ def uv_env(
     workdir = tmp_path_factory.mktemp("proxy")
     with (
         serve(mirror.root) as (url, _),
-        impersonate(mirror.root, "download.pytorch.org", workdir) as (
+        impersonate(mirror.root, HOST, workdir) as (
             proxy,
             ca,
             _seen,
