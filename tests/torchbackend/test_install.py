@@ -393,3 +393,28 @@ def test_an_unreachable_variant_index_names_the_setting(
     assert run.rc == 1
     assert f"the variant index {dead} cannot be reached" in run.err
     assert "It comes from --variant-index-url" in run.err
+
+
+def test_no_index_asks_no_backend_index(
+    fitwheel: Any, profiles: dict[str, str], tmp_path: Path
+) -> None:
+    from tests.kit import free_port, make_wheel
+
+    make_wheel(tmp_path / "wheels", "torch", "2.9.0+cpu")
+    dead = f"http://127.0.0.1:{free_port()}/whl"
+    run = fitwheel(
+        "torch",
+        "--no-index",
+        "--find-links",
+        str(tmp_path / "wheels"),
+        "--torch-backend",
+        "auto",
+        "--torch-index-url",
+        dead,
+        "--profile",
+        profiles["nogpu-server"],
+        "--dry-run",
+        index=False,
+    )
+    assert run.rc == 0, run.err
+    assert "torch 2.9.0+cpu" in run.out

@@ -276,7 +276,7 @@ def _run_install(
         no_variants=request.no_variants,
         forced=forced,
     )
-    router = _router(request, env, user, target, profile)
+    router = _router(request, env, user, target, profile, config)
     source = CandidateSource(Finder(config, session, request.index_strategy, route=router), options)
     # Hold the environment from the moment its contents are read until the install is done,
     # so that two installs at once cannot both plan against the same old state.
@@ -356,10 +356,13 @@ def _router(
     user: UserInput,
     target: Target | None,
     profile: Profile | None,
+    config: IndexConfig,
 ) -> Router | None:
     settings = request.torch
     if settings is None or not (settings.backend or settings.variant_index_urls):
         return None
+    if config.index_url is None:
+        return None  # --no-index: find-links only, as asked (no backend or variant index)
     from fitwheel.torchbackend.routing import Router
     from fitwheel.torchbackend.table import load_backend_table
 
