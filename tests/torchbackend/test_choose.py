@@ -99,6 +99,9 @@ def test_the_requested_version_is_the_one_judged() -> None:
     assert choose(h100, torch_spec=SpecifierSet("<2.9")).ordered == ["cu129", "cu128", "cu126"]
     newer = choose(h100, torch_spec=SpecifierSet(">=2.11"))
     assert newer.backend == "cu128" and "newer than the backend table" in newer.notes[0]
+    assert "newer than" in choose(h100, torch_spec=SpecifierSet("==3.0.*")).notes[0]
+    older = choose(h100, torch_spec=SpecifierSet("==2.7.1"))
+    assert older.series == "2.8" and "older than the backend table" in older.notes[0]
 
 
 def test_an_unsupported_gpu_is_not_quietly_a_cpu_machine() -> None:

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from fitwheel.platform.policy import counted_devices
 from fitwheel.platform.profile import Device
@@ -184,8 +184,13 @@ def _releases_for(table: BackendTable, spec: SpecifierSet | None) -> tuple[list[
     if matching or not table.releases:
         return matching, ""
     newest, oldest = table.releases[0], table.releases[-1]
-    above = Version(newest.series).major, Version(newest.series).minor + 1
-    if any(spec.contains(Version(f"{above[0]}.{above[1] + k}.0"), True) for k in range(0, 10)):
+    mentioned = []
+    for item in spec:
+        try:
+            mentioned.append(Version(item.version.rstrip(".*")))
+        except InvalidVersion:
+            continue
+    if any(v > Version(newest.series) for v in mentioned):
         return [newest], (
             f"torch {spec} is newer than the backend table (newest: {newest.series}): judged by "
             f"torch {newest.series}'s builds; refresh the table for exact answers"
