@@ -7,6 +7,8 @@ The file is TOML, the one detection overrides live in (``[detect]``, see
   Linux, or the first folder of ``XDG_CONFIG_DIRS``);
 - user: ``FITWHEEL_CONFIG`` when set, else ``<user config dir>/fitwheel/config.toml``.
 
+``FITWHEEL_CONFIG=/dev/null`` turns both off (the test kit's hermetic environment does).
+
 Settings (under ``[install]``), each also an environment variable that wins over the files, and
 a command-line flag that wins over both:
 
@@ -59,10 +61,14 @@ def site_config_path(env: Mapping[str, str]) -> str:
 
 
 def config_paths(env: Mapping[str, str]) -> dict[str, str]:
-    """level -> file path."""
+    """level -> file path. ``FITWHEEL_CONFIG=/dev/null`` means no file at all, site included
+    (as ``PIP_CONFIG_FILE=/dev/null`` does for pip)."""
     from fitwheel.platform.overrides import config_path
 
-    return {"site": site_config_path(env), "user": config_path(env)}
+    user = config_path(env)
+    if user == os.devnull:
+        return {"site": os.devnull, "user": os.devnull}
+    return {"site": site_config_path(env), "user": user}
 
 
 def _read(path: str, required: bool = False) -> dict[str, Any]:
@@ -215,6 +221,11 @@ def write_setting(env: Mapping[str, str], level: str, key: str, value: str | Non
     from fitwheel.fs import atomic_write
 
     path = config_paths(env)[level]
+    if path == os.devnull:
+        raise ConfigFileError(
+            f"FITWHEEL_CONFIG is {os.devnull}, so there is no configuration file to change: "
+            "unset it, or point it at a file."
+        )
     data = _read(path)
     section = data.setdefault(SECTION, {})
     if value is None:

@@ -134,3 +134,14 @@ def test_path(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_toml_writer() -> None:
     data = {"a": {"b": 'x"y', "n": 1, "t": True, "l": ["1", "2"], "c": {"d": "é"}}, "top": "v"}
     assert tomllib.loads(dumps_toml(data)) == data
+
+
+def test_dev_null_means_no_file(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["config", "set", "--site", "torch-backend", "cpu"]) == 0
+    monkeypatch.setenv("FITWHEEL_CONFIG", os.devnull)
+    assert settings_in_force(os.environ) == {}
+    assert main(["config", "set", "torch-backend", "auto"]) == 1
+    assert "there is no configuration file to change" in capsys.readouterr().err
+    assert Path(os.devnull).is_char_device()
