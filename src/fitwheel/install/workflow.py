@@ -30,6 +30,7 @@ from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.integrity import HashMismatchError, HashRequiredError
 from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
+from fitwheel.resolve.diagnose import shadowed
 from fitwheel.resolve.requirements import UserInput, UserRequirement, collect
 from fitwheel.resolve.resolver import Resolution, resolve, skipped_versions
 from fitwheel.variants.names import canonicalize_name
@@ -435,6 +436,7 @@ def _resolve_and_install(
         )
     outcome = InstallOutcome(env, config, resolution, planned, None)
     outcome.warnings += skipped_versions(resolution)
+    outcome.warnings += shadowed(resolution.pins, resolution.specifiers, source)
     for cand in resolution.pins:
         served = source.finder.served_by.get(cand.name, [])
         if len(served) > 1:
