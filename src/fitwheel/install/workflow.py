@@ -174,16 +174,10 @@ class InstallOutcome:
 
 def installed_label(dist: object) -> str | None:
     """The variant label of an installed distribution (from its ``variant.json``), if any."""
-    import json
+    from fitwheel.install.inventory import variant_of
 
     text = getattr(dist, "read_text", lambda _n: None)("variant.json")
-    if not text:
-        return None
-    try:
-        variants = json.loads(text).get("variants", {})
-    except (ValueError, AttributeError):
-        return None
-    return next(iter(variants), None) if isinstance(variants, dict) and len(variants) == 1 else None
+    return variant_of(text, "variant.json")[0]
 
 
 def cache_dir(request: InstallRequest) -> Path:
@@ -294,6 +288,10 @@ def _run_install(
     session.cafile = config.cert
     config = config.with_urls(session.add_credentials)
     forced = {canonicalize_name(k): v for k, v in request.forced_variants.items()}
+    for item in user.requirements:
+        # a requirement's own --variant=LABEL (a frozen variant install); the flag wins
+        if item.variant is not None:
+            forced.setdefault(item.name, item.variant)
     options = Options(
         target=target,
         python_version=env.python_version,
