@@ -161,6 +161,9 @@ def read_inventory(site_dirs: Iterable[str]) -> Inventory:
     found: dict[NormalizedName, Installed] = {}
     problems: list[str] = []
     for folder in _dist_info_folders(site_dirs):
+        if not (folder / "METADATA").exists():
+            problems.append(f"{folder}: skipped, it has no METADATA file")
+            continue
         try:
             dist = read_installed(folder)
         except InvalidMetadataError as exc:
