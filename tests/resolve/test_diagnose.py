@@ -146,8 +146,8 @@ def test_shadowed_newer_version_on_a_later_index_gets_a_notice(
         collect(["shadow"]), source, session=None, environment=default_environment()
     )
     (line,) = shadowed(resolution.pins, resolution.specifiers, source)
-    assert line.startswith(f"shadow 1.0 comes from {conf_index} ({conf2} [global])")
-    assert f"{cli_index} ({conf2} [global]) has the newer 3.0" in line
+    assert line.startswith(f"shadow 1.0 is from {conf_index} ({conf2} [global])")
+    assert f"{cli_index} ({conf2} [global]) has the newer 3.0, which pip would" in line
     assert "--index-strategy unsafe-best-match" in line
     # a requirement that excludes the newer version: nothing to say
     resolution = resolve(

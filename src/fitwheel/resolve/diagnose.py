@@ -267,11 +267,10 @@ def shadowed(
                 config = finder.config
                 first = order[finder.rank(cand.link)]
                 found[cand.name] = (
-                    f"{cand.name} {cand.version} comes from {first} ({config.origin_of(first)}), "
-                    f"the first index that has {cand.name}; {url} ({config.origin_of(url)}) has "
-                    f"the newer {newer}, which --index-strategy first-index does not consider: "
-                    "pass --index-strategy unsafe-best-match to take the best version of any "
-                    "index (as pip does)"
+                    f"{cand.name} {cand.version} is from {first} ({config.origin_of(first)}), "
+                    f"the first index that has it; {url} ({config.origin_of(url)}) has the "
+                    f"newer {newer}, which pip would install: pass --index-strategy "
+                    "unsafe-best-match to consider every index"
                 )
                 return
 
