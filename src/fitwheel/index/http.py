@@ -348,6 +348,12 @@ def _pool_manager(
     host in ``trusted`` (pip's ``trusted-host``: ``host`` or ``host:port``) is not checked."""
     import urllib3
 
+    if trusted:
+        import warnings
+
+        # the user asked for these hosts not to be checked: no warning on every request
+        warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
+
     class _Pools(urllib3.PoolManager):
         def _new_pool(
             self,
