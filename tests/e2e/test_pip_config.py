@@ -158,3 +158,19 @@ def test_a_missing_configured_constraints_file_names_the_setting(
     )  # fmt: skip
     assert done.returncode == 1
     assert "'constraint' setting names (PIP_CONSTRAINT) does not exist" in done.stderr
+
+
+def test_explain_lists_the_indexes_in_the_order_searched(setup: dict[str, Any]) -> None:
+    done = subprocess.run(
+        [*FITWHEEL, "install", "--dry-run", "--no-variants", "--explain", "--python",
+         str(setup["venv"]), "--extra-index-url", setup["main"], "torch"],
+        capture_output=True, text=True, env={**setup["env"], "PIP_INDEX_URL": setup["main"]},
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    start = lines.index("indexes, in the order searched:")
+    assert lines[start + 1 : start + 3] == [
+        f"  1. {setup['main']} (--extra-index-url)",
+        f"  2. {setup['mirror']} ({setup['conf']} [global])",
+    ]
