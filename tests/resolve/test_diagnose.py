@@ -12,11 +12,12 @@ from packaging.markers import default_environment
 
 from fitwheel.index.config import load_index_config
 from fitwheel.index.finder import Finder
+from fitwheel.index.http import Session
 from fitwheel.resolve.candidates import CandidateSource, Options
 from fitwheel.resolve.diagnose import shadowed
 from fitwheel.resolve.requirements import collect
 from fitwheel.resolve.resolver import Resolution, ResolutionError, resolve
-from tests.kit import build_simple_index, make_wheel
+from tests.kit import build_simple_index, free_port, make_wheel
 
 PY = ".".join(map(str, sys.version_info[:3]))
 
@@ -152,5 +153,21 @@ def test_shadowed_newer_version_on_a_later_index_gets_a_notice(
     # a requirement that excludes the newer version: nothing to say
     resolution = resolve(
         collect(["shadow<3"]), source, session=None, environment=default_environment()
+    )
+    assert shadowed(resolution.pins, resolution.specifiers, source) == []
+
+
+def test_a_later_index_that_does_not_answer_costs_no_failure(
+    sites: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    _conf, conf_index, _cli_index = sites
+    dead = f"http://127.0.0.1:{free_port()}/simple/"
+    conf = tmp_path / "pip.conf"
+    conf.write_text(f"[global]\nindex-url = {dead}\nextra-index-url = {conf_index}\n")
+    config = load_index_config(env={}, files=[conf])
+    session = Session(retries=2, env={})
+    source = CandidateSource(Finder(config, session), Options(None, PY, list(tags.sys_tags())))
+    resolution = resolve(
+        collect(["shadow", "lib"]), source, session=session, environment=default_environment()
     )
     assert shadowed(resolution.pins, resolution.specifiers, source) == []

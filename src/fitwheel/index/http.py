@@ -138,6 +138,21 @@ class Session:
         # an RLock: building a proxy pool asks for the TLS context under the same lock
         self._lock = threading.RLock()
 
+    def quick(self, timeout: float = 10.0) -> Session:
+        """A session like this one (credentials, trust, cache) that does not retry and waits
+        at most ``timeout`` seconds: for requests whose failure only costs advice."""
+        other = Session(
+            retries=0,
+            backoff=self.backoff,
+            timeout=min(self.timeout, timeout),
+            cache=self.cache,
+            env=self.env,
+            cafile=self.cafile,
+            trusted_hosts=self.trusted_hosts,
+        )
+        other._credentials = self._credentials
+        return other
+
     def add_credentials(self, url: str) -> str:
         """Remember the user info of ``url`` for its host; return the URL without it."""
         clean, creds = split_credentials(url)

@@ -35,6 +35,7 @@ from packaging.version import InvalidVersion, Version
 from fitwheel.errors import FitwheelError
 from fitwheel.index.config import IndexConfig
 from fitwheel.index.finder import FIND_LINKS_RANK, Finder
+from fitwheel.index.http import Session
 from fitwheel.index.simple import Link
 from fitwheel.resolve.candidates import Candidate, CandidateSource
 from fitwheel.variants.errors import VariantError
@@ -213,19 +214,20 @@ def unavailable_reason(
 
 
 def _newer_on(
-    url: str, cand: Candidate, specifier: SpecifierSet, source: CandidateSource
+    url: str,
+    cand: Candidate,
+    specifier: SpecifierSet,
+    source: CandidateSource,
+    session: Session | None,
 ) -> Version | None:
     """The newest version of ``cand``'s project on index ``url`` that is newer than ``cand``,
-    allowed by ``specifier`` and installable here; None when there is none (or the index does
-    not answer: the notice is advice, never a failure)."""
+    allowed by ``specifier`` and installable here; None when there is none. An index that does
+    not answer raises (the caller stops asking it: the notice is advice, never a failure)."""
     config = source.finder.config
     alone = IndexConfig(url, (), (), {}, config.cert, ((url, config.origin_of(url)),))
-    other = CandidateSource(Finder(alone, source.finder.session, "first-index"), source.options)
+    other = CandidateSource(Finder(alone, session, "first-index"), source.options)
     pre = source.options.pre or any(s.prereleases for s in specifier) or cand.version.is_prerelease
-    try:
-        versions = other.versions(cand.name)
-    except (FitwheelError, OSError):
-        return None
+    versions = other.versions(cand.name)
     for version, wheels in versions:
         if version <= cand.version:
             break
@@ -258,11 +260,21 @@ def shadowed(
     if not work:
         return []
     found: dict[str, str] = {}
+    # asked once each, without retries and with a short time-out: an index that does not answer
+    # is not asked again in this run
+    session = finder.session.quick() if finder.session is not None else None
+    dead: set[str] = set()
 
     def check(cand: Candidate, later: list[str]) -> None:
         spec = specifiers.get(cand.name, SpecifierSet())
         for url in later:
-            newer = _newer_on(url, cand, spec, source)
+            if url in dead:
+                continue
+            try:
+                newer = _newer_on(url, cand, spec, source, session)
+            except (FitwheelError, OSError):
+                dead.add(url)
+                continue
             if newer is not None:
                 config = finder.config
                 first = order[finder.rank(cand.link)]
