@@ -214,3 +214,18 @@ def test_the_environment_comes_from_python_or_the_active_venv(venv: Path, wheels
     assert by_interpreter.stdout == "helper==1.0\n"
     none = fitwheel("list")
     assert none.returncode == 1 and "--python PATH" in none.stderr
+
+
+def test_check_evaluates_variant_markers_for_the_installed_build(
+    venv: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "wheels"
+    needs = ["cudart; 'nvidia' in variant_namespaces"]
+    make_wheel(folder, "gpu", "1.0", label="cu12", variant=CUDA, requires=needs)
+    make_wheel(folder, "gpu", "1.0", requires=needs)
+    (folder / "cpu.json").write_text('{"properties": {}}')
+    install(venv, folder, "--no-deps", "gpu")
+    assert fitwheel("check", "--python", str(venv)).returncode == 0
+    install(venv, folder, "--no-deps", "--variant", "gpu=cu12", "gpu")
+    broken = fitwheel("check", "--python", str(venv))
+    assert broken.stdout == "gpu 1.0 requires cudart, which is not installed.\n"
