@@ -229,3 +229,15 @@ def test_check_evaluates_variant_markers_for_the_installed_build(
     install(venv, folder, "--no-deps", "--variant", "gpu=cu12", "gpu")
     broken = fitwheel("check", "--python", str(venv))
     assert broken.stdout == "gpu 1.0 requires cudart, which is not installed.\n"
+
+
+def test_an_egg_info_install_is_listed_and_its_uninstall_refused(venv: Path, wheels: Path) -> None:
+    install(venv, wheels, "helper")
+    egg = site(venv) / "legacy-0.5-py3.11.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: legacy\nVersion: 0.5\n")
+    assert fitwheel("freeze", "--python", str(venv)).stdout == "helper==1.0\nlegacy==0.5\n"
+    before = user_files(venv)
+    refused = fitwheel("uninstall", "-y", "--python", str(venv), "legacy", "helper")
+    assert refused.returncode == 1 and "legacy is installed without a RECORD" in refused.stderr
+    assert user_files(venv) == before

@@ -33,7 +33,7 @@ def _fields(dist: Installed) -> dict[str, object]:
     from fitwheel.wheel.metadata import metadata_fields
 
     try:
-        return metadata_fields((dist.folder / "METADATA").read_bytes(), str(dist.folder))
+        return metadata_fields(dist.metadata_path.read_bytes(), str(dist.metadata_path))
     except (OSError, FitwheelError):
         return {}
 

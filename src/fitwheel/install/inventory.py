@@ -63,8 +63,8 @@ class Installed:
         return (self.folder / "REQUESTED").exists()
 
     @property
-    def has_record(self) -> bool:
-        return (self.folder / "RECORD").is_file()
+    def metadata_path(self) -> Path:
+        return _metadata_file(self.folder)
 
     def variant_lines(self) -> list[str]:
         """The variant's properties as ``ns :: feature :: value`` lines."""
@@ -130,14 +130,19 @@ def _dist_info_folders(site_dirs: Iterable[str]) -> Iterator[Path]:
         except OSError:
             continue
         for entry in entries:
-            if entry.name.endswith(".dist-info") and entry.is_dir():
+            # .egg-info: what setuptools' own installs leave (PKG-INFO instead of METADATA)
+            if entry.name.endswith((".dist-info", ".egg-info")) and entry.is_dir():
                 yield Path(entry.path)
 
 
+def _metadata_file(folder: Path) -> Path:
+    return folder / ("PKG-INFO" if folder.name.endswith(".egg-info") else "METADATA")
+
+
 def read_installed(folder: Path) -> Installed:
-    """One ``.dist-info`` folder; :class:`InvalidMetadataError` naming it when its METADATA
-    cannot be read."""
-    meta_path = folder / "METADATA"
+    """One ``.dist-info`` (or ``.egg-info``) folder; :class:`InvalidMetadataError` naming it
+    when its METADATA cannot be read."""
+    meta_path = _metadata_file(folder)
     try:
         data = meta_path.read_bytes()
     except OSError as exc:
@@ -161,8 +166,8 @@ def read_inventory(site_dirs: Iterable[str]) -> Inventory:
     found: dict[NormalizedName, Installed] = {}
     problems: list[str] = []
     for folder in _dist_info_folders(site_dirs):
-        if not (folder / "METADATA").exists():
-            problems.append(f"{folder}: skipped, it has no METADATA file")
+        if not _metadata_file(folder).exists():
+            problems.append(f"{folder}: skipped, it has no {_metadata_file(folder).name} file")
             continue
         try:
             dist = read_installed(folder)
