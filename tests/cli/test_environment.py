@@ -241,3 +241,9 @@ def test_an_egg_info_install_is_listed_and_its_uninstall_refused(venv: Path, whe
     refused = fitwheel("uninstall", "-y", "--python", str(venv), "legacy", "helper")
     assert refused.returncode == 1 and "legacy is installed without a RECORD" in refused.stderr
     assert user_files(venv) == before
+
+
+def test_freeze_writes_a_local_wheel_install_as_its_path(venv: Path, wheels: Path) -> None:
+    (wheel,) = (wheels / "later").glob("helper-3.0-*.whl")
+    install(venv, wheels, "--no-deps", str(wheel))
+    assert fitwheel("freeze", "--python", str(venv)).stdout == f"{wheel}\n"

@@ -322,7 +322,8 @@ def load_index_config(
     cert_value = " ".join(settings["cert"][0]) if "cert" in settings else None
     links = tuple(dict.fromkeys([*settings.get("find-links", ([], ""))[0], *find_links]))
     if find_links:
-        origins["find-links"] = "--find-links"
+        configured = origins.get("find-links")
+        origins["find-links"] = f"{configured}, --find-links" if configured else "--find-links"
     if no_index or _truthy(" ".join(settings.get("no-index", (["0"], ""))[0]) or "0"):
         origins["no-index"] = "--no-index" if no_index else origins.get("no-index", "")
         return IndexConfig(None, (), links, origins, cert_value)
