@@ -174,3 +174,15 @@ def test_explain_lists_the_indexes_in_the_order_searched(setup: dict[str, Any]) 
         f"  1. {setup['main']} (--extra-index-url)",
         f"  2. {setup['mirror']} ({setup['conf']} [global])",
     ]
+
+
+def test_no_deps_and_require_hashes_from_the_configuration(setup: dict[str, Any]) -> None:
+    env = {**setup["env"], "PIP_NO_DEPS": "yes"}
+    ours, _, _ = fitwheel({**setup, "env": env}, "torch")
+    assert ours == pip_choice({**setup, "env": env}, "torch") == {"torch": "2.14.1"}
+    env = {**setup["env"], "PIP_REQUIRE_HASHES": "1"}
+    done = subprocess.run(
+        [*FITWHEEL, "install", "--dry-run", "--python", str(setup["venv"]), "torch"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1 and "--require-hashes is on" in done.stderr
