@@ -85,6 +85,9 @@ def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc:
             )
         for label, reason in trace.rejected.items():
             lines.append(f"  rejected {label}: {reason}")
+    router = outcome.router
+    if router is not None and router.choice is not None and router.choice.requested == "auto":
+        used.update(("nvidia", "amd", "intel"))  # the torch backend was chosen on them
     if lines:
         lines.append(f"target: {target_desc}")
         if profile is not None:
