@@ -119,7 +119,7 @@ def test_every_machine_gets_its_backend_from_its_index(
     expected = EXPECTED.get(name, ("cpu", "2.10.0"))
     if expected is None:
         assert run.rc == 1, run.err
-        assert "no torch 2.10 backend runs on the GPU here" in run.err
+        assert "no build of torch 2.10, 2.9 or 2.8 runs on the GPU here" in run.err
         assert "--allow-fallback" in run.err and "--torch-backend cpu" in run.err
         return
     assert run.rc == 0, run.err
@@ -418,3 +418,21 @@ def test_no_index_asks_no_backend_index(
     )
     assert run.rc == 0, run.err
     assert "torch 2.9.0+cpu" in run.out
+
+
+def test_the_unsupported_gpu_error_names_what_matters(
+    fitwheel: Any, url: str, profiles: dict[str, str]
+) -> None:
+    run = auto(fitwheel, url, profiles["gpu-a100-legacy"])
+    assert run.rc == 1
+    assert run.err.startswith(
+        "fitwheel: error: no build of torch 2.10, 2.9 or 2.8 runs on the GPU here (nvidia GPU 0 "
+        "(NVIDIA A100-PCIE-40GB, compute capability 8.0); nvidia GPU 1 (NVIDIA A100-PCIE-40GB, "
+        "compute capability 8.0)): cu130: needs an NVIDIA driver for CUDA 13.0 or newer "
+        "(>= 580.65.06); the driver here supports CUDA 11.4; cu128: needs"
+    )
+    assert "AMD" not in run.err and "cpu: None" not in run.err
+    container = auto(fitwheel, url, profiles["container-nogpu"])
+    assert "no usable NVIDIA driver answers here (in a container, start it with access" in (
+        container.err
+    )

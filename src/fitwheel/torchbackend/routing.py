@@ -392,14 +392,25 @@ class Router:
 
 
 def unsupported_message(choice: Choice, settings: TorchSettings) -> str:
+    from fitwheel.torchbackend.table import backend_from_name
+
     present = "; ".join(d.describe() for d in choice.unserved) or "none detected"
-    series = f"torch {choice.series}" if choice.series else "torch"
+    vendors = {d.vendor for d in choice.unserved}
+    series = list(dict.fromkeys(v.series for v in choice.considered))
+    releases = ", ".join(series[:-1]) + (" or " if len(series) > 1 else "") + series[-1]
     rejected = "; ".join(
-        f"{v.backend}: {v.reason}" for v in choice.considered if v.series == choice.series
+        f"{v.backend}: {v.reason}"
+        for v in choice.considered
+        if v.series == choice.series
+        and v.reason is not None
+        and backend_from_name(v.backend).vendor in vendors
     )
+    hint = ""
+    if "no usable NVIDIA driver" in rejected:
+        hint = " (in a container, start it with access to the GPU)"
     return (
-        f"no {series} backend runs on the GPU here ({present}): {rejected}. The cpu build "
-        "would leave the GPU unused. Pass --torch-backend cpu or --allow-fallback to install "
-        "it anyway, name a backend with --torch-backend, or update the GPU driver. (torch-backend "
-        f"auto comes from {settings.backend_origin}.)"
+        f"no build of torch {releases} runs on the GPU here ({present}): {rejected}{hint}. "
+        "The cpu build would leave the GPU unused. Pass --torch-backend cpu or --allow-fallback "
+        "to install it anyway, name a backend with --torch-backend, or update the GPU driver. "
+        f"(torch-backend auto comes from {settings.backend_origin}.)"
     )
