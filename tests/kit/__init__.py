@@ -1,8 +1,10 @@
 """The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``),
 hermetic environments (``make_venv``, ``clean_env``) and a stand-in of PyTorch's download root
-(``build_torch_mirror``: per-backend, default and variant indexes). Import from ``tests.kit``."""
+(``build_torch_mirror``: per-backend, default and variant indexes), and ``impersonate``: an
+HTTPS proxy that answers for a hard-coded host from a folder. Import from ``tests.kit``."""
 
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
+from tests.kit.impersonate import impersonate
 from tests.kit.server import (
     ServerState,
     free_port,
@@ -42,6 +44,7 @@ __all__ = [
     "build_torch_mirror",
     "clean_env",
     "free_port",
+    "impersonate",
     "installed_build",
     "make_venv",
     "make_wheel",

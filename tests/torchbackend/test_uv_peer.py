@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from fitwheel.torchbackend.table import DEFAULT_INDEX_URL
-from tests.kit import UV, TorchMirror, build_torch_mirror, make_venv, serve
-from tests.kit.impersonate import impersonate
+from tests.kit import UV, TorchMirror, build_torch_mirror, impersonate, make_venv, serve
 
 pytestmark = pytest.mark.slow
 #: the host uv asks (the default of --torch-index-url is on the same one)
