@@ -21,7 +21,7 @@ from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
-from fitwheel.install.transaction import environment_lock, recover
+from fitwheel.install.transaction import Operation, environment_lock, recover
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel
 from fitwheel.lock.selection import Host, Selection, select
@@ -185,6 +185,7 @@ def run_sync(
     environment: TargetEnvironment | None = None,
     progress: Callable[[str, int], None] | None = None,
     notice: TextIO | None = None,
+    commit_hook: Callable[[Operation], None] | None = None,
 ) -> SyncOutcome:
     env = environment if environment is not None else host_environment(request)
     if env.externally_managed and not request.break_system_packages:
@@ -243,6 +244,7 @@ def run_sync(
             notice=notice,
             lock=False,
             remove=removed,
+            commit_hook=commit_hook,
         )
         outcome.installed.notes[:0] = notes
         return outcome

@@ -50,13 +50,18 @@ class LockTarget:
 
     def summary(self) -> str:
         """``NVIDIA H100 80GB HBM3 (nvidia); python 3.11, linux x86_64``."""
-        gpus = [d.name or d.describe().split(" ", 2)[-1] for d in self.devices]
+        gpus = [d.name or _unnamed(d) for d in self.devices]
         what = ", ".join(dict.fromkeys(gpus)) if gpus else "no GPU"
         env = self.environment
         return (
             f"{what}; python {env['python_version']}, {env['sys_platform']} "
             f"{env['platform_machine']}"
         )
+
+
+def _unnamed(device: Device) -> str:
+    values = [v[0] for fs in device.properties.values() for v in fs.values() if v]
+    return f"{device.vendor} GPU" + (f" ({values[0]})" if values else "")
 
 
 def marker_of(environment: Mapping[str, str]) -> str:
