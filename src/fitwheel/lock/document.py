@@ -98,7 +98,7 @@ class LockedPackage:
     where: str = ""
 
     def describe(self) -> str:
-        return f"{self.where} ({self.name} {self.version})" if self.where else self.name
+        return self.where or f"{self.name} {self.version}"
 
     def wheel(self, filename: str) -> LockedWheel:
         for w in self.wheels:

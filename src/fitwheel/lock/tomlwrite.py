@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPES = {
     '"': '\\"',
     "\\": "\\\\",
@@ -36,7 +36,7 @@ class TomlWriteError(ValueError):
 
 
 def key(text: str) -> str:
-    return text if _BARE.match(text) else string(text)
+    return text if _BARE.fullmatch(text) else string(text)
 
 
 def string(text: str) -> str:
