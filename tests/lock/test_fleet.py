@@ -107,3 +107,19 @@ def test_lock_is_deterministic_and_pylock_shaped(fleet: Fleet, tmp_path: Path) -
     assert extras["marker"] == next(
         t["marker"] for t in data["tool"]["fitwheel"]["targets"] if t["name"] == "h100"
     )
+
+
+def test_sync_explain_and_dry_run(fleet: Fleet, tmp_path: Path) -> None:
+    venv = make_venv(tmp_path / "venv")
+    before = snapshot(venv)
+    done = fitwheel(
+        "sync", str(fleet.lock), "--python", str(venv), "--sysroot", str(fleet.machine("mi300x")),
+        "--dry-run", "--explain", "--cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "torch 2.9.0: locked builds cuda13.0, null, rocm6.4, xpu" in out
+    assert "rocm6.4  <- chosen" in out and "rejected cuda13.0" in out
+    assert "target: mi300x" in out and "not h100: it has torch cuda13.0" in out
+    assert "Would install: " in out
+    assert snapshot(venv) == before

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fitwheel.errors import UsageError
+from fitwheel.errors import FitwheelError, UsageError
 
 if TYPE_CHECKING:
     from fitwheel.lock.document import Lock
@@ -159,14 +159,12 @@ def run(args: argparse.Namespace) -> int:
     from fitwheel.lock.locking import LockRequest, diff_summary, run_lock
 
     output = Path(args.output)
-    previous = None
-    if args.check or not args.upgrade:
-        try:
-            previous = _previous(output)
-        except Exception:
-            if args.check:
-                raise
-            previous = None  # an unreadable old lock only loses its preferences
+    try:
+        previous = _previous(output)
+    except FitwheelError:
+        if args.check:
+            raise
+        previous = None  # an unreadable old lock is replaced; only its preferences are lost
     if args.check and previous is None:
         raise UsageError(f"--check needs the lock to check: {output} does not exist.")
     requirements = list(args.requirements)

@@ -147,6 +147,7 @@ class _Locator:
         if not (self.remote_pages or self.index_url):
             return None
         from fitwheel.index.config import IndexConfig
+        from fitwheel.index.finder import Finder
         from fitwheel.index.http import Session
 
         if self._finder is None:
