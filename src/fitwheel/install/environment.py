@@ -118,6 +118,20 @@ class TargetEnvironment:
         return {tag: index for index, tag in enumerate(self.tags)}
 
 
+def installed_label(dist: object) -> str | None:
+    """The variant label of an installed distribution (from its ``variant.json``), if any."""
+    import json
+
+    text = getattr(dist, "read_text", lambda _n: None)("variant.json")
+    if not text:
+        return None
+    try:
+        variants = json.loads(text).get("variants", {})
+    except (ValueError, AttributeError):
+        return None
+    return next(iter(variants), None) if isinstance(variants, dict) and len(variants) == 1 else None
+
+
 def find_interpreter(python: str | None, env: Mapping[str, str]) -> str:
     """The interpreter ``--python`` names (a file or an environment folder), or the active venv."""
     if python is None:

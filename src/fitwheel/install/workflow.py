@@ -22,7 +22,7 @@ from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session
 from fitwheel.index.httpcache import HttpCache
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem
-from fitwheel.install.environment import TargetEnvironment, inspect_environment
+from fitwheel.install.environment import TargetEnvironment, inspect_environment, installed_label
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
 from fitwheel.install.precreate import Precreator
 from fitwheel.install.transaction import environment_lock, recover
@@ -139,20 +139,6 @@ class InstallOutcome:
         self.planned = planned
         self.installed = installed
         self.warnings: list[str] = [] if warnings is None else warnings
-
-
-def installed_label(dist: object) -> str | None:
-    """The variant label of an installed distribution (from its ``variant.json``), if any."""
-    import json
-
-    text = getattr(dist, "read_text", lambda _n: None)("variant.json")
-    if not text:
-        return None
-    try:
-        variants = json.loads(text).get("variants", {})
-    except (ValueError, AttributeError):
-        return None
-    return next(iter(variants), None) if isinstance(variants, dict) and len(variants) == 1 else None
 
 
 def cache_dir(request: InstallRequest) -> Path:

@@ -299,12 +299,15 @@ def _package(raw: Any, index: int, source: str) -> LockedPackage:
         _str(raw, key, source, where, required=False)
     marker = raw.get("marker")
     if marker is not None:
-        from packaging.markers import InvalidMarker, Marker
+        from fitwheel.lock.selection import simple_marker
 
-        try:
-            Marker(marker)
-        except InvalidMarker as exc:
-            raise _fail(source, where, f"invalid marker: {exc}") from None
+        if simple_marker(marker) is None:
+            from packaging.markers import InvalidMarker, Marker
+
+            try:
+                Marker(marker)
+            except InvalidMarker as exc:
+                raise _fail(source, where, f"invalid marker: {exc}") from None
         if "variant_" in marker:
             raise _fail(source, where, "variant markers do not belong in packages.marker")
     return LockedPackage(

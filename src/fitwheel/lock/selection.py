@@ -19,10 +19,10 @@ every entry whose marker holds, with the host's choice of file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from packaging.markers import Marker
 from packaging.tags import Tag
 
 from fitwheel.errors import FitwheelError
@@ -69,9 +69,36 @@ class Selection:
     reasons: Mapping[str, str]
 
 
+_CLAUSE = re.compile(r'\s*([a-z_]+) == "([^"\\]*)"\s*')
+
+
+def simple_marker(marker: str) -> list[list[tuple[str, str]]] | None:
+    """``marker`` as alternatives of ``name == "value"`` conjunctions, when it is of the form
+    ``lock`` writes (``a == "1" and b == "2"``, or such in parentheses joined by ``or``);
+    None for anything else (packaging evaluates that)."""
+    out = []
+    for part in marker.split(" or "):
+        part = part.strip()
+        if part.startswith("(") and part.endswith(")"):
+            part = part[1:-1]
+        clauses = []
+        for clause in part.split(" and "):
+            found = _CLAUSE.fullmatch(clause)
+            if found is None:
+                return None
+            clauses.append((found.group(1), found.group(2)))
+        out.append(clauses)
+    return out
+
+
 def _marker_holds(marker: str | None, environment: Mapping[str, str]) -> bool:
     if not marker:
         return True
+    simple = simple_marker(marker)
+    if simple is not None and all(k in environment for alt in simple for k, _v in alt):
+        return any(all(environment[k] == v for k, v in alt) for alt in simple)
+    from packaging.markers import Marker
+
     return Marker(marker).evaluate({**environment, "extra": ""})
 
 

@@ -19,7 +19,11 @@ from typing import TextIO
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem
-from fitwheel.install.environment import TargetEnvironment, inspect_environment
+from fitwheel.install.environment import (
+    TargetEnvironment,
+    inspect_environment,
+    installed_label,
+)
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
 from fitwheel.install.transaction import Operation, environment_lock, recover
 from fitwheel.install.unpacked import UnpackedCache
@@ -30,6 +34,7 @@ from fitwheel.variants.names import canonicalize_name
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from fitwheel.index.finder import Finder
+    from fitwheel.index.http import Session
 
 #: installed tools that sync leaves alone even when the lock does not list them
 KEPT = frozenset({"pip"})
@@ -105,12 +110,6 @@ class SyncOutcome:
 def host_environment(request: SyncRequest) -> TargetEnvironment:
     layout = CacheLayout(cache_root(request.cache_dir, request.env))
     return inspect_environment(request.python, request.env, cache_dir=layout.envs)
-
-
-def _installed_label(dist: object) -> str | None:
-    from fitwheel.install.workflow import installed_label
-
-    return installed_label(dist)
 
 
 class _Locator:
@@ -209,7 +208,7 @@ def run_sync(
             same = (
                 current is not None
                 and _same_version(current.version, package.version)
-                and _installed_label(current) == wheel.label
+                and installed_label(current) == wheel.label
             )
             files.append(SyncedFile(package, wheel, "keep" if same else "install"))
         wanted = {canonicalize_name(p.name) for p, _w in selection.files}
@@ -267,8 +266,11 @@ def fetch_files(
     layout: CacheLayout,
     progress: Callable[[str, int], None] | None,
 ) -> list[Downloaded]:
-    session = None
-    if not request.offline:
+    session: Session | None = None
+    if not request.offline and any(
+        _cached(layout, f.wheel) is None and f.wheel.path is None for f in todo
+    ):
+        # the HTTP stack loads only when something may have to be downloaded
         from fitwheel.index.http import Session
 
         session = Session(env=request.env)
@@ -276,6 +278,11 @@ def fetch_files(
     locator = _Locator(Path(lock.source).resolve().parent, request)
     items = []
     for f in todo:
+        cached = _cached(layout, f.wheel)
+        if cached is not None:
+            # fetched before: read from the cache (the downloader checks it again)
+            items.append(DownloadItem(f.wheel.filename, cached.as_uri(), _hashes(f.wheel)))
+            continue
         try:
             url = locator.url_of(f.package, f.wheel, session)
         except FitwheelError as exc:
@@ -286,8 +293,7 @@ def fetch_files(
                 f"from {url}, but --offline is on. Nothing was changed."
             )
         f.source = url
-        # the locked sha256 is what is checked (never a hash the server offers)
-        items.append(DownloadItem(f.wheel.filename, url, {"sha256": frozenset({f.wheel.sha256})}))
+        items.append(DownloadItem(f.wheel.filename, url, _hashes(f.wheel)))
     downloader = Downloader(session, layout.wheels, jobs=request.jobs)
     by_url = {item.url: f for item, f in zip(items, todo, strict=True)}
     try:
@@ -297,6 +303,17 @@ def fetch_files(
         raise SyncError(f"{lock.source}: {entry}{exc} Nothing was installed or removed.") from None
     finally:
         downloader.close()
+
+
+def _cached(layout: CacheLayout, wheel: LockedWheel) -> Path | None:
+    """The file in the download cache (the downloader's own layout), if it is there."""
+    path = layout.wheels / wheel.sha256[:2] / wheel.sha256 / wheel.filename
+    return path if path.is_file() else None
+
+
+def _hashes(wheel: LockedWheel) -> dict[str, frozenset[str]]:
+    # the locked sha256 is what is checked (never a hash the server offers)
+    return {"sha256": frozenset({wheel.sha256})}
 
 
 def _entry_named(message: str, by_url: Mapping[str, SyncedFile]) -> str:
