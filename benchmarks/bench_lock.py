@@ -136,7 +136,7 @@ def main() -> None:
                         ],
                         setup=fresh,
                         env=env,
-                    ),  # fmt: skip
+                    ),
                     Case.command(
                         "fitwheel install (same set, for scale)",
                         [
@@ -151,7 +151,7 @@ def main() -> None:
                         ],
                         setup=fresh,
                         env=env,
-                    ),  # fmt: skip
+                    ),
                     Case.command(
                         "uv pip sync (exported requirements)",
                         [
@@ -166,7 +166,7 @@ def main() -> None:
                         ],
                         setup=fresh,
                         env=env,
-                    ),  # fmt: skip
+                    ),
                 ],
                 repeat=7,
             )
@@ -190,7 +190,7 @@ def main() -> None:
                         ],
                         setup=lambda: (work / "fleet.toml").unlink(missing_ok=True),
                         env=env,
-                    ),  # fmt: skip
+                    ),
                     Case.command(
                         "fitwheel install --dry-run (1 profile)",
                         [
@@ -206,7 +206,7 @@ def main() -> None:
                             *requirements_args,
                         ],
                         env=env,
-                    ),  # fmt: skip
+                    ),
                 ],
                 repeat=7,
             )
