@@ -1,4 +1,5 @@
-"""``fitwheel sync`` and ``fitwheel lock``, as whole processes, from a loopback simple index.
+"""``fitwheel sync`` and ``fitwheel lock``, as whole processes, from a loopback simple index;
+fitwheel as users install it (:mod:`benchmarks.user_install`).
 
 - ``sync`` of a lock of 30 small wheels (a dependency chain) into a fresh empty virtual
   environment, caches warm after the warm-up round, against ``uv pip sync`` of the requirements
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import Case, Result, compare, smoke
+from benchmarks.user_install import program
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -104,7 +106,7 @@ def main() -> None:
             shutil.rmtree(target, ignore_errors=True)
             subprocess.run(["cp", "-a", str(base), str(target)], check=True)
 
-        fitwheel = str(BIN / "fitwheel")
+        fitwheel = str(program())
         with kit.serve(work / "site") as (url, _state):
             index = ["--index-url", f"{url}/simple/"]
             plain_lock = work / "plain.toml"
