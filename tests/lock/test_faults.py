@@ -218,3 +218,26 @@ def test_kill_9_during_sync_leaves_before_or_after(
         back = _child(fleet.lock, venv, fleet.machine("cpu-x86"), cache, -1)
         assert back.returncode == 0, back.stderr
         assert builds(venv) == before
+
+
+def test_sync_asks_the_server_for_the_locked_files_only(
+    fleet: Fleet, venv: Path, index: Path, tmp_path: Path
+) -> None:
+    with serve(index) as (url, state):
+        lock = _lock(fleet, tmp_path, url)
+        done = _sync(fleet, lock, venv, tmp_path)
+        assert done.returncode == 0, done.stderr
+        asked = sorted(path for method, path, _headers in state.requests)
+    locked = sorted(
+        f"/files/{name}"
+        for name in (
+            "cuda13_extras-1.0-py3-none-any.whl",
+            "nvidia_runtime-1.0-py3-none-any.whl",
+            TORCH_CUDA,
+            "torchvision-0.24.0-py3-none-any-cuda13.0.whl",
+        )
+    )
+    # no page, no metadata, no variants file; filelock and fastops (installed as locked already)
+    # not at all
+    assert asked == locked
+    assert builds(venv) == EXPECTED["h100"]

@@ -6,7 +6,10 @@ Graviton profile says ``platform_machine = aarch64``), and the machine of the fi
 ``--platform`` tag when the profile names none. Its wheel tags are CPython's for that version,
 on the ``--platform`` tags or, without them, on the platforms the profile implies: its machine,
 its C library (``libc :: family`` / ``libc :: glibc`` from detection; glibc 2.17 to the running
-machine's otherwise) as manylinux / musllinux tags, then ``linux_<machine>``.
+machine's otherwise) as manylinux / musllinux tags, then ``linux_<machine>``; for a macOS
+target (``sys_platform = darwin``) the macOS tags of its release (11 and later), for Windows
+``win_amd64`` / ``win_arm64``. A profile's ``environment`` may name its ``python_version``, so
+targets can differ in Python version too.
 """
 
 from __future__ import annotations
@@ -107,11 +110,18 @@ def _glibc_versions(profile: Profile, same_machine: bool) -> list[tuple[int, int
 def platforms_for(profile: Profile, environment: Mapping[str, str]) -> list[str]:
     machine = environment["platform_machine"]
     system = environment.get("sys_platform", "linux")
-    if system != "linux":
-        raise UsageError(
-            f"a {system} target needs its wheel platforms given: pass --platform TAG "
-            "(e.g. --platform macosx_14_0_arm64)."
+    if system == "darwin":
+        release = environment.get("platform_release", "")
+        # Darwin 23.x is macOS 14; without a release, macOS 14
+        major = int(release.split(".")[0]) - 9 if release.split(".")[0].isdigit() else 14
+        arch = "arm64" if machine in ("arm64", "aarch64") else machine
+        return list(packaging_tags.mac_platforms((max(major, 11), 0), arch))
+    if system == "win32":
+        return {"AMD64": ["win_amd64"], "ARM64": ["win_arm64"], "x86": ["win32"]}.get(
+            machine, [f"win_{machine.lower()}"]
         )
+    if system != "linux":
+        raise UsageError(f"a {system} target needs its wheel platforms given: pass --platform TAG.")
     same = machine == _platform.machine()
     family = profile.properties.get("libc", {}).get("family", ("glibc",))
     if family and family[0] == "musl":
@@ -151,6 +161,11 @@ def make_target(
         env["python_full_version"] = python_version if len(parts) == 3 else f"{python_version}.0"
         env["implementation_version"] = env["python_full_version"]
     env.update(profile.environment)
+    named = profile.environment.get("python_version")
+    if named and not env["python_full_version"].startswith(f"{named}."):
+        # the profile names its Python (it wins over --python-version): a full version to match
+        env["python_full_version"] = f"{named}.0"
+        env["implementation_version"] = env["python_full_version"]
     if platforms and "platform_machine" not in profile.environment:
         machine = _machine_of_tag(platforms[0])
         if machine is not None:
