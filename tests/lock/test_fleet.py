@@ -123,3 +123,22 @@ def test_sync_explain_and_dry_run(fleet: Fleet, tmp_path: Path) -> None:
     assert "target: mi300x" in out and "not h100: it has torch cuda13.0" in out
     assert "Would install: " in out
     assert snapshot(venv) == before
+
+
+def test_a_gpu_whose_kind_the_lock_never_covered_is_refused(fleet: Fleet, tmp_path: Path) -> None:
+    lock = tmp_path / "pylock.toml"
+    done = fitwheel(
+        "lock", "torch==2.9.0", "--profile", str(fleet.profiles["h100"]),
+        "--profile", str(fleet.profiles["cpu-x86"]), "-o", str(lock),
+        "--index-url", f"{fleet.url}/simple/", "--cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    venv = make_venv(tmp_path / "venv")
+    refused = fitwheel(
+        "sync", str(lock), "--python", str(venv), "--sysroot", str(fleet.machine("mi300x")),
+        "--cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert "other GPUs only (cuda13.0 (nvidia priority))" in refused.stderr
+    assert "amd GPU 0" in refused.stderr and "h100 (" in refused.stderr
+    assert "cpu-x86 (" in refused.stderr

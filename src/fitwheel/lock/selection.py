@@ -125,26 +125,48 @@ def host_choice(package: LockedPackage, host: Host, ranks: Mapping[Tag, int]) ->
 
 
 def _gpu_refusal(lock: Lock, choices: Sequence[Choice], host: Host) -> str | None:
+    """Why the host's choice would leave a GPU here unused, or None. Either the package's
+    locked builds for this GPU's kind do not fit it, or the lock has GPU builds of the package
+    for other kinds of GPU only (the builds for this one were never locked)."""
+    here: dict[str, list[Device]] = {}
+    for dev in host.devices:
+        for ns in {dev.vendor, *dev.properties}:
+            here.setdefault(ns, []).append(dev)
+    fix = (
+        f"The lock covers: {lock.covers()}. Lock again with a profile of this machine "
+        "('fitwheel detect --json -o this.json', then 'fitwheel lock ... --profile "
+        "this.json'), or pass --allow-fallback to install the build without GPU support."
+    )
     for choice in choices:
         info = choice.package.info
-        if info is None:
+        if info is None or not here:
             continue
         wheel = choice.wheel
         if wheel is not None and wheel.label is not None:
             desc = info.variants.get(wheel.label)
             if desc is not None and not desc.is_null:
                 continue
+        what = f"{choice.package.name} {choice.package.version} in {lock.source}"
         unserved = unserved_gpus(info, choice.ordered, choice.rejected, host.devices)
-        if unserved is None:
-            continue
-        what = f"{choice.package.name} {choice.package.version}"
-        return (
-            f"{unserved.describe(what + ' in ' + lock.source)}. The lock covers: "
-            f"{lock.covers()}. Lock again with a profile of this machine "
-            "('fitwheel detect --json -o this.json', then 'fitwheel lock ... --profile "
-            "this.json'), or pass --allow-fallback to install the build without GPU support."
-        )
+        if unserved is not None:
+            return f"{unserved.describe(what)}. {fix}"
+        gpu_builds = {
+            label: sorted(desc.namespaces)
+            for label, desc in info.variants.items()
+            if not desc.is_null and desc.namespaces & _GPU_NAMESPACES
+        }
+        if gpu_builds:
+            devices = "; ".join(dict.fromkeys(d.describe() for ds in here.values() for d in ds))
+            builds = ", ".join(f"{label} ({' '.join(ns)})" for label, ns in gpu_builds.items())
+            return (
+                f"{what} has locked builds for other GPUs only ({builds}), none for the GPU "
+                f"here ({devices}). {fix}"
+            )
     return None
+
+
+#: the namespaces of GPU builds (those the detection of GPUs answers)
+_GPU_NAMESPACES = frozenset({"nvidia", "amd", "intel"})
 
 
 def select(lock: Lock, host: Host, *, allow_fallback: bool = False) -> Selection:
