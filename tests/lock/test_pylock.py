@@ -130,3 +130,26 @@ def test_a_hand_edited_lock_is_refused_naming_the_entry(fleet: Fleet, tmp_path: 
             loads_lock(broken, "edited.toml")
     with pytest.raises(LockFileError, match="not valid TOML"):
         loads_lock(text.replace("[[packages]]", "[[packages]", 1), "edited.toml")
+
+
+def test_a_lock_without_fitwheels_target_table_is_read_the_generic_way(
+    fleet: Fleet, tmp_path: Path
+) -> None:
+    from tests.kit import make_venv
+    from tests.lock.conftest import builds, fitwheel
+
+    data = tomllib.loads(fleet.lock.read_text())
+    del data["tool"]
+    for package in data["packages"]:
+        package.pop("tool", None)
+    lock = tmp_path / "pylock.toml"
+    lock.write_text(dumps(data, inline=["packages.variants-json.*.*"]))
+    venv = make_venv(tmp_path / "venv")
+    done = fitwheel(
+        "sync", str(lock), "--python", str(venv), "--sysroot", str(fleet.machine("mi300x")),
+        "--cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    got = builds(venv)
+    # each entry whose marker holds, with the host's own choice of build
+    assert got["torch"] == got["torchvision"] == "rocm6.4" and got["fastops"] == "x86_64"
