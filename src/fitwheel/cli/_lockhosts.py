@@ -59,11 +59,12 @@ def host_for(args: argparse.Namespace, env: TargetEnvironment | None) -> Host:
     into ``env`` (None: a profile alone, as ``export`` and ``bundle`` use it)."""
     from fitwheel.cli._targets import resolve_target
     from fitwheel.lock.selection import Host
-    from fitwheel.lock.targets import make_target
 
     resolved = resolve_target(args)
     profile = resolved.profile
     if env is None:
+        from fitwheel.lock.targets import make_target
+
         made = make_target(
             "host",
             profile,
@@ -76,6 +77,8 @@ def host_for(args: argparse.Namespace, env: TargetEnvironment | None) -> Host:
     tags = env.tags
     machine = profile.environment.get("platform_machine")
     if machine and machine != env.markers.get("platform_machine"):
+        from fitwheel.lock.targets import make_target
+
         made = make_target(
             "host", profile, resolved.target, python_version=env.python_version, platforms=()
         )

@@ -266,9 +266,18 @@ def fetch_files(
     layout: CacheLayout,
     progress: Callable[[str, int], None] | None,
 ) -> list[Downloaded]:
+    from fitwheel.index.findlinks import local_path
+
     session: Session | None = None
-    if not request.offline and any(
-        _cached(layout, f.wheel) is None and f.wheel.path is None for f in todo
+    remote = request.index_url or any(local_path(loc) is None for loc in request.find_links)
+    if not request.offline and (
+        remote
+        or any(
+            _cached(layout, f.wheel) is None
+            and f.wheel.path is None
+            and local_path(f.wheel.url or "") is None
+            for f in todo
+        )
     ):
         # the HTTP stack loads only when something may have to be downloaded
         from fitwheel.index.http import Session

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packaging import tags as packaging_tags
-from packaging.markers import default_environment
 
 from fitwheel.errors import UsageError
 from fitwheel.platform.profile import Device, Profile
@@ -152,6 +151,8 @@ def make_target(
     platforms: Sequence[str] = (),
     source: str = "",
 ) -> LockTarget:
+    from packaging.markers import default_environment
+
     env: dict[str, str] = {k: str(v) for k, v in default_environment().items()}
     if python_version:
         if not re.fullmatch(r"3\.\d+(\.\d+)?", python_version):
