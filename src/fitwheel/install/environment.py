@@ -109,27 +109,23 @@ class TargetEnvironment:
         """Installed distributions by canonical name (the first found on the path wins)."""
         found: dict[NormalizedName, importlib_metadata.Distribution] = {}
         for dist in importlib_metadata.distributions(path=self.site_dirs):
-            name = dist.metadata["Name"]
+            try:
+                name = dist.metadata["Name"]
+            except (UnicodeDecodeError, OSError) as exc:
+                # one bad folder must not stop the work on the rest (see install.inventory)
+                import warnings
+
+                folder = getattr(dist, "_path", "a .dist-info folder")
+                warnings.warn(
+                    f"{folder}: skipped, its METADATA cannot be read ({exc})", stacklevel=2
+                )
+                continue
             if name and canonicalize_name(name) not in found:
                 found[canonicalize_name(name)] = dist
         return found
 
     def tag_priority(self) -> dict[packaging_tags.Tag, int]:
         return {tag: index for index, tag in enumerate(self.tags)}
-
-
-def installed_label(dist: object) -> str | None:
-    """The variant label of an installed distribution (from its ``variant.json``), if any."""
-    import json
-
-    text = getattr(dist, "read_text", lambda _n: None)("variant.json")
-    if not text:
-        return None
-    try:
-        variants = json.loads(text).get("variants", {})
-    except (ValueError, AttributeError):
-        return None
-    return next(iter(variants), None) if isinstance(variants, dict) and len(variants) == 1 else None
 
 
 def find_interpreter(python: str | None, env: Mapping[str, str]) -> str:

@@ -19,11 +19,7 @@ from typing import TextIO
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem
-from fitwheel.install.environment import (
-    TargetEnvironment,
-    inspect_environment,
-    installed_label,
-)
+from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
 from fitwheel.install.transaction import Operation, environment_lock, recover
 from fitwheel.install.unpacked import UnpackedCache
@@ -105,6 +101,14 @@ class SyncOutcome:
         self.files = files
         self.removed = removed
         self.installed = installed
+
+
+def installed_label(dist: object) -> str | None:
+    """The variant label of an installed distribution (install's reading of it)."""
+    from fitwheel.install.inventory import variant_of
+
+    text = getattr(dist, "read_text", lambda _n: None)("variant.json")
+    return variant_of(text, "variant.json")[0]
 
 
 def host_environment(request: SyncRequest) -> TargetEnvironment:
