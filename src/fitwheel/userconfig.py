@@ -27,7 +27,6 @@ Writing the file keeps every other table and key, but not comments.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -179,41 +178,14 @@ def torch_settings(
 # -- writing ---------------------------------------------------------------------------------
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise ConfigFileError(f"cannot write {value!r} to a configuration file")
-
-
-def _key(name: str) -> str:
-    bare = name.replace("-", "").replace("_", "")
-    return name if bare.isalnum() and bare.isascii() else json.dumps(name)
-
-
 def dumps_toml(data: Mapping[str, Any]) -> str:
-    """TOML for nested tables of strings, numbers, booleans and lists of them."""
-    lines: list[str] = []
+    """The file's TOML (through the one TOML writer, :mod:`fitwheel.lock.tomlwrite`)."""
+    from fitwheel.lock.tomlwrite import TomlWriteError, dumps
 
-    def table(path: list[str], body: Mapping[str, Any]) -> None:
-        scalars = {k: v for k, v in body.items() if not isinstance(v, dict)}
-        tables = {k: v for k, v in body.items() if isinstance(v, dict)}
-        if path and (scalars or not tables):
-            if lines:
-                lines.append("")
-            lines.append("[" + ".".join(_key(p) for p in path) + "]")
-        for k, v in scalars.items():
-            lines.append(f"{_key(k)} = {_toml_value(v)}")
-        for k, v in tables.items():
-            table([*path, k], v)
-
-    table([], data)
-    return "\n".join(lines) + "\n"
+    try:
+        return dumps(data)
+    except TomlWriteError as exc:
+        raise ConfigFileError(f"cannot write the configuration file: {exc}") from None
 
 
 def write_setting(env: Mapping[str, str], level: str, key: str, value: str | None) -> str:

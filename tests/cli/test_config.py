@@ -145,3 +145,10 @@ def test_dev_null_means_no_file(
     assert main(["config", "set", "torch-backend", "auto"]) == 1
     assert "there is no configuration file to change" in capsys.readouterr().err
     assert Path(os.devnull).is_char_device()
+
+
+def test_what_the_writer_cannot_write_is_an_error() -> None:
+    from fitwheel.userconfig import ConfigFileError
+
+    with pytest.raises(ConfigFileError, match="cannot write the configuration file"):
+        dumps_toml({"detect": {"timeout": 1.5}})  # floats: the one TOML writer has none
