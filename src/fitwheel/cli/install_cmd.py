@@ -76,6 +76,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "way)",
     )
     index.add_argument("--cert", metavar="FILE", help="a CA bundle to trust for HTTPS")
+    index.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SEC",
+        help="seconds to wait for a server's answer, and for each stretch of a download to "
+        "make progress (default 30; pages must be whole within 4 times this)",
+    )
+    index.add_argument(
+        "--retries",
+        type=int,
+        metavar="N",
+        help="times to try a request again after a failure or time-out (default 3)",
+    )
     index.add_argument("--cache-dir", metavar="DIR", help="where downloads and pages are cached")
     index.add_argument(
         "--link-mode",
@@ -243,6 +256,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("name at least one requirement, or pass -r FILE.")
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1.")
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError("--timeout must be a number of seconds above 0.")
+    if args.retries is not None and args.retries < 0:
+        raise UsageError("--retries must be 0 or more.")
     request = InstallRequest(
         requirements=args.requirements,
         requirement_files=args.requirement_files,
@@ -268,6 +285,8 @@ def run(args: argparse.Namespace) -> int:
         no_cache=args.no_cache_dir,
         break_system_packages=args.break_system_packages,
         cert=args.cert,
+        timeout=args.timeout,
+        retries=args.retries,
         link_mode=args.link_mode,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
     )

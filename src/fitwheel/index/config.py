@@ -33,6 +33,10 @@ class IndexConfig:
     origins: Mapping[str, str] = field(default_factory=dict)
     #: a CA bundle to trust instead of the system store (pip's ``cert``)
     cert: str | None = None
+    #: pip's ``timeout`` (seconds) and ``retries`` settings; None: not set (the session's
+    #: defaults apply)
+    timeout: float | None = None
+    retries: int | None = None
 
     @property
     def index_urls(self) -> tuple[str, ...]:

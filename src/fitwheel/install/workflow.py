@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -66,6 +67,8 @@ class InstallRequest:
         link_mode: str = "hardlink",
         break_system_packages: bool = False,
         cert: str | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
         no_cache: bool = False,
         env: Mapping[str, str] | None = None,
         cache_dir: Path | None = None,
@@ -96,6 +99,9 @@ class InstallRequest:
         self.link_mode = link_mode
         self.break_system_packages = break_system_packages
         self.cert = cert
+        #: pip's --timeout and --retries (None: pip's configuration, else fitwheel's defaults)
+        self.timeout = timeout
+        self.retries = retries
         #: use a temporary cache, removed at the end
         self.no_cache = no_cache
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
@@ -240,12 +246,16 @@ def _run_install(
         cert=request.cert,
     )
     session.cafile = config.cert
-    config = IndexConfig(
-        session.add_credentials(config.index_url) if config.index_url else None,
-        tuple(session.add_credentials(u) for u in config.extra_index_urls),
-        config.find_links,
-        config.origins,
-        config.cert,
+    timeout = request.timeout if request.timeout is not None else config.timeout
+    if timeout is not None:
+        session.timeout = timeout
+    retries = request.retries if request.retries is not None else config.retries
+    if retries is not None:
+        session.retries = retries
+    config = dataclasses.replace(
+        config,
+        index_url=session.add_credentials(config.index_url) if config.index_url else None,
+        extra_index_urls=tuple(session.add_credentials(u) for u in config.extra_index_urls),
     )
     forced = {canonicalize_name(k): v for k, v in request.forced_variants.items()}
     options = Options(
