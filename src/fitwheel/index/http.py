@@ -651,12 +651,13 @@ def _write(handle: BinaryIO, url: str, action: Callable[[], object]) -> None:
 
 def _attempt_failure(exc: BaseException | None, deadline: _Deadline) -> _Retry:
     """What one failed attempt was: a time-out, a TLS failure (not retried) or no answer."""
-    from urllib3.exceptions import SSLError
+    from urllib3.exceptions import NewConnectionError, SSLError
     from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
     if deadline.expired:
         return _Retry("timeout", deadline.detail())
-    if isinstance(exc, (Urllib3Timeout, TimeoutError)):
+    # a refused connection is a NewConnectionError, which urllib3 derives from its time-out
+    if isinstance(exc, (Urllib3Timeout, TimeoutError)) and not isinstance(exc, NewConnectionError):
         return _Retry("timeout", deadline.detail())
     if isinstance(exc, (SSLError, ssl.SSLError)) and "EOF" not in str(exc):
         return _Retry("tls", _reason(exc))

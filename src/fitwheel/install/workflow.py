@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import CacheLayout, cache_root
+from fitwheel.index.auth import redact
 from fitwheel.index.config import IndexConfig, load_index_config
 from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session
@@ -26,6 +27,7 @@ from fitwheel.install.download import Downloaded, Downloader, DownloadItem
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
 from fitwheel.install.precreate import Precreator
+from fitwheel.install.resolved import Resolved
 from fitwheel.install.transaction import environment_lock, recover
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.integrity import HashMismatchError, HashRequiredError
@@ -159,6 +161,19 @@ def installed_label(dist: object) -> str | None:
     except (ValueError, AttributeError):
         return None
     return next(iter(variants), None) if isinstance(variants, dict) and len(variants) == 1 else None
+
+
+def _resolved(resolution: Resolution, cand: Candidate) -> Resolved:
+    """What the resolver took ``cand``'s wheel to be: the metadata it read (and from where) and
+    the variant it chose."""
+    link = cand.link
+    trace = resolution.trace_of(cand)
+    return Resolved(
+        metadata=resolution.metadata.get(link.url),
+        metadata_source=redact(link.metadata_url if link.metadata_hashes is not None else link.url),
+        variant=cand.variant,
+        variants_source=trace.variants_source if trace is not None else None,
+    )
 
 
 def cache_dir(request: InstallRequest) -> Path:
@@ -458,6 +473,7 @@ def _resolve_and_install(
                 direct_url={"url": path.as_uri(), "archive_info": {"hashes": {"sha256": p.sha256}}}
                 if direct
                 else None,
+                resolved=_resolved(outcome.resolution, p.candidate),
             )
         )
     outcome.installed = install_wheels(

@@ -17,7 +17,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import NormalizedName
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 from resolvelib import AbstractProvider
 
 from fitwheel.errors import FitwheelError
@@ -27,7 +27,7 @@ from fitwheel.resolve.candidates import Candidate, CandidateSource
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.markers import evaluate_marker
 from fitwheel.variants.names import canonicalize_name
-from fitwheel.wheel.metadata import parse_metadata
+from fitwheel.wheel.metadata import CoreMetadata, parse_metadata
 
 
 class DependencyError(FitwheelError):
@@ -76,6 +76,9 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self._prefetch_lock = threading.Lock()
         self._closed = False
         self._requires_python: dict[str, str | None] = {}
+        #: wheel URL -> the core metadata its dependencies were read from (compared with the
+        #: wheel's own METADATA once it is downloaded)
+        self.core_metadata: dict[str, CoreMetadata] = {}
         # one fetch of each wheel's metadata, whether a prefetch thread or the resolver asks first
         self._metadata_lock = threading.Lock()
         self._metadata_gates: dict[str, threading.Lock] = {}
@@ -281,14 +284,22 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             raw = fetch_metadata(candidate.link, self.session)
             meta = parse_metadata(raw, f"{candidate.link.filename} (METADATA)")
             meta_name, meta_version = meta.name, meta.version
+            try:
+                parsed_version = Version(meta_version) if meta_version else None
+            except InvalidVersion:
+                raise DependencyError(
+                    f"{candidate.link.filename}: its metadata gives the Version "
+                    f"{meta_version!r}, which is not a valid version (PEP 440); refusing to use it."
+                ) from None
             if (meta_name and canonicalize_name(meta_name) != candidate.name) or (
-                meta_version and Version(meta_version) != candidate.version
+                parsed_version is not None and parsed_version != candidate.version
             ):
                 raise DependencyError(
                     f"{candidate.link.filename}: its metadata says {meta_name} {meta_version}, "
                     "which does not match the filename; refusing to use it."
                 )
             self._requires_python[url] = meta.requires_python
+            self.core_metadata[url] = meta
             self._metadata[url] = [
                 split_dependency(value, candidate.link.filename) for value in meta.requires_dist
             ]

@@ -24,6 +24,7 @@ from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
 from fitwheel.resolve.provider import Provider
 from fitwheel.resolve.requirements import UserInput
 from fitwheel.variants.names import canonicalize_name
+from fitwheel.wheel.metadata import CoreMetadata
 
 
 class ResolutionError(FitwheelError):
@@ -35,7 +36,7 @@ class UnsupportedDeviceError(ResolutionError):
 
 
 class Resolution:
-    __slots__ = ("decisions", "pins", "requested", "traces")
+    __slots__ = ("decisions", "metadata", "pins", "requested", "traces")
 
     def __init__(
         self,
@@ -43,11 +44,14 @@ class Resolution:
         requested: frozenset[NormalizedName],
         traces: Mapping[tuple[NormalizedName, str], VersionTrace],
         decisions: list[str] | None = None,
+        metadata: Mapping[str, CoreMetadata] | None = None,
     ) -> None:
         self.pins = pins
         self.requested = requested
         self.traces = traces
         self.decisions: list[str] = [] if decisions is None else decisions
+        #: wheel URL -> the core metadata the resolver read for it
+        self.metadata: Mapping[str, CoreMetadata] = {} if metadata is None else metadata
 
     def trace_of(self, candidate: Candidate) -> VersionTrace | None:
         return self.traces.get((candidate.name, str(candidate.version)))
@@ -130,7 +134,7 @@ def resolve(
         provider.close()
     pins = [c for key, c in result.mapping.items() if "[" not in key]
     pins.sort(key=lambda c: c.name)
-    resolution = Resolution(pins, requested, source.traces, decisions)
+    resolution = Resolution(pins, requested, source.traces, decisions, provider.core_metadata)
     if not allow_fallback:
         check_gpu_fallback(resolution, devices)
     return resolution
