@@ -122,15 +122,27 @@ class LocalWriteError(FitwheelError):
         self.path = path
         self.url = url
         why = exc.strerror or str(exc)
-        hint = (
-            "free some space there, or point --cache-dir at another filesystem"
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-            else "check that folder's permissions and filesystem"
-        )
+        where = f" (on the filesystem mounted at {_mount_point(path)})" if path else ""
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            hint = "free some space there, or point --cache-dir at another filesystem"
+        elif exc.errno == errno.EFBIG:
+            hint = (
+                "the file is larger than that filesystem or a limit (ulimit -f) allows: point "
+                "--cache-dir at another filesystem, or raise the limit"
+            )
+        else:
+            hint = "check that folder's permissions and filesystem"
         super().__init__(
-            f"cannot write {path} while downloading {redact(url)}: {why} "
-            f"(errno {exc.errno}): {hint}."
+            f"cannot write {path or 'the download'}{where} while downloading {redact(url)}: "
+            f"{why} (errno {exc.errno}): {hint}."
         )
+
+
+def _mount_point(path: str) -> str:
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.ismount(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    return folder
 
 
 def ssl_context(env: Mapping[str, str], cafile: str | None = None) -> ssl.SSLContext:
@@ -646,7 +658,7 @@ def _write(handle: BinaryIO, url: str, action: Callable[[], object]) -> None:
     try:
         action()
     except OSError as exc:
-        raise LocalWriteError(str(getattr(handle, "name", "the download file")), url, exc) from exc
+        raise LocalWriteError(str(getattr(handle, "name", "")), url, exc) from exc
 
 
 def _attempt_failure(exc: BaseException | None, deadline: _Deadline) -> _Retry:

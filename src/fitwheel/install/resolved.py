@@ -65,6 +65,15 @@ def check_wheel(
         )
     own = parse_installable_metadata(raw, filename)
     assert own.name is not None and own.version is not None
+    if resolved is not None and resolved.metadata is not None:
+        differences = _differences(resolved.metadata, own)
+        if differences:
+            raise NotAsResolvedError(
+                f"{filename}: the wheel's own METADATA and the metadata the resolver used "
+                f"({resolved.metadata_source}) disagree: {'; '.join(differences)}. The index "
+                "serves metadata that is not this wheel's; nothing was installed. Report it to "
+                "the index's maintainers."
+            )
     if canonicalize_name(own.name) != canonicalize_name(name) or Version(own.version) != Version(
         version
     ):
@@ -75,15 +84,6 @@ def check_wheel(
         )
     if resolved is None:
         return
-    if resolved.metadata is not None:
-        differences = _differences(resolved.metadata, own)
-        if differences:
-            raise NotAsResolvedError(
-                f"{filename}: the wheel's own METADATA and the metadata the resolver used "
-                f"({resolved.metadata_source}) disagree: {'; '.join(differences)}. The index "
-                "serves metadata that is not this wheel's; nothing was installed. Report it to "
-                "the index's maintainers."
-            )
     if resolved.variant is not None and variant_json is not None:
         _check_variant(filename, variant_json, resolved.variant, resolved.variants_source)
 
