@@ -88,18 +88,21 @@ def asked(state: Any, path: str) -> int:
     return sum(1 for r in state.requests if r[1] == path)
 
 
+@pytest.mark.parametrize("path", ["/simple/demo/", f"{WHEEL}.metadata"])
 def test_an_index_that_never_answers_fails_after_exactly_the_attempts(
-    tmp_path: Path, venv: Path
+    tmp_path: Path, venv: Path, path: str
 ) -> None:
+    """Asked for by the prefetching threads and by the resolver, a page that never comes is
+    still requested only as many times as --retries allows, and reported once."""
     site = site_of(tmp_path)
     before = user_files(venv)
-    with serve(site, stall={"/simple/demo/"}) as (url, state):
+    with serve(site, stall={path}) as (url, state):
         done = install(
             tmp_path, venv, "demo", "--index-url", f"{url}/simple/", "--no-variants",
             "--timeout", "1", "--retries", "1",
         )  # fmt: skip
-        assert asked(state, "/simple/demo/") == 2
-    refused(done, f"{url}/simple/demo/", "timed out", "no answer within 1 s", "tried 2 times")
+        assert asked(state, path) == 2
+    refused(done, f"{url}{path}", "timed out", "no answer within 1 s", "tried 2 times")
     assert "could not reach" not in done.stderr
     assert user_files(venv) == before
 
@@ -145,9 +148,9 @@ def test_a_gzip_bomb_page_is_refused_in_bounded_memory(tmp_path: Path, venv: Pat
              "--index-url", f"{url}/simple/", "--no-variants"],
             capture_output=True, text=True, env=env, timeout=120,
         )  # fmt: skip
-    refused(done, f"{url}/simple/demo/", "gzip", "limit")
     peak_kib = int(done.stdout.split()[-1])
     assert peak_kib < 500 * 1024, f"fitwheel used {peak_kib // 1024} MiB"
+    refused(done, f"{url}/simple/demo/", "gzip", "limit")
 
 
 def test_a_gzip_encoded_wheel_is_hashed_as_sent(tmp_path: Path, venv: Path) -> None:

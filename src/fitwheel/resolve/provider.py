@@ -82,6 +82,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         # one fetch of each wheel's metadata, whether a prefetch thread or the resolver asks first
         self._metadata_lock = threading.Lock()
         self._metadata_gates: dict[str, threading.Lock] = {}
+        self._metadata_errors: dict[str, FitwheelError] = {}
 
     # -- resolvelib interface -------------------------------------------------------------------
     def identify(self, requirement_or_candidate: Requirement | Candidate) -> str:
@@ -276,7 +277,14 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         with self._metadata_lock:
             gate = self._metadata_gates.setdefault(url, threading.Lock())
         with gate:
-            return self._read_requires(candidate)
+            failed = self._metadata_errors.get(url)
+            if failed is not None:
+                raise failed  # a prefetch thread's failure, reported once, without asking again
+            try:
+                return self._read_requires(candidate)
+            except FitwheelError as exc:
+                self._metadata_errors[url] = exc
+                raise
 
     def _read_requires(self, candidate: Candidate) -> list[tuple[Requirement, str | None]]:
         url = candidate.link.url
