@@ -461,9 +461,10 @@ class Session:
                 _ATTEMPT.deadline = None
                 _WATCHDOG.forget(deadline)
                 if resp is not None:
-                    if not done:
-                        # an unread body (an error page, a cut-off answer) is not drained: the
-                        # connection is closed instead of going back to the pool
+                    if not done or not resp.closed:
+                        # an unread body (an error page, a whole file where a range was asked
+                        # for, a cut-off answer) is not drained: the connection is closed
+                        # instead of going back to the pool
                         resp.close()
                     resp.release_conn()
         if failure.kind == "status":
