@@ -296,6 +296,7 @@ class Session:
         "max_retry_after",
         "retries",
         "timeout",
+        "trusted_hosts",
     )
 
     def __init__(
@@ -306,6 +307,7 @@ class Session:
         cache: HttpCache | None = None,
         env: Mapping[str, str] | None = None,
         cafile: str | None = None,
+        trusted_hosts: frozenset[str] = frozenset(),
         *,
         max_retry_after: float = MAX_RETRY_AFTER,
         max_page_bytes: int = MAX_PAGE_BYTES,
@@ -325,6 +327,9 @@ class Session:
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
         #: a CA bundle to trust (None: the system store, or PIP_CERT / SSL_CERT_FILE)
         self.cafile = cafile
+        #: pip's ``trusted-host``: hosts (``host`` or ``host:port``) whose HTTPS certificate
+        #: is not checked
+        self.trusted_hosts = trusted_hosts
         self._credentials: dict[str, tuple[str, str]] = {}
         self._pool: Any = None
         self._proxy_pools: dict[str, Any] = {}
@@ -334,6 +339,24 @@ class Session:
         self._lock = threading.RLock()
         #: URL -> the error a GET of it ended with: asked again, it fails the same way at once
         self._failed: dict[str, NetworkError] = {}
+
+    def quick(self, timeout: float = 10.0) -> Session:
+        """A session like this one (credentials, trust, cache) that does not retry and waits
+        at most ``timeout`` seconds: for requests whose failure only costs advice."""
+        other = Session(
+            retries=0,
+            backoff=self.backoff,
+            timeout=min(self.timeout, timeout),
+            cache=self.cache,
+            env=self.env,
+            cafile=self.cafile,
+            trusted_hosts=self.trusted_hosts,
+            max_retry_after=self.max_retry_after,
+            max_page_bytes=self.max_page_bytes,
+            max_file_bytes=self.max_file_bytes,
+        )
+        other._credentials = self._credentials
+        return other
 
     def add_credentials(self, url: str) -> str:
         """Remember the user info of ``url`` for its host; return the URL without it."""
@@ -357,11 +380,13 @@ class Session:
         if proxy and host not in _LOOPBACK and not _bypassed(host, self._proxies):
             with self._lock:
                 if proxy not in self._proxy_pools:
-                    self._proxy_pools[proxy] = _pool_manager(self._tls_context, proxy)
+                    self._proxy_pools[proxy] = _pool_manager(
+                        self._tls_context, self.trusted_hosts, proxy
+                    )
                 return self._proxy_pools[proxy]  # type: ignore[no-any-return]
         with self._lock:
             if self._pool is None:
-                self._pool = _pool_manager(self._tls_context)
+                self._pool = _pool_manager(self._tls_context, self.trusted_hosts)
             return self._pool  # type: ignore[no-any-return]
 
     def _auth_header(self, url: str) -> dict[str, str]:
@@ -726,12 +751,21 @@ def _decode(body: bytes, encoding: str, limit: int, url: str) -> bytes:
 
 
 def _pool_manager(
-    tls: Callable[[], ssl.SSLContext], proxy: str | None = None
+    tls: Callable[[], ssl.SSLContext],
+    trusted: frozenset[str] = frozenset(),
+    proxy: str | None = None,
 ) -> urllib3.PoolManager:
     """A pool manager (through ``proxy`` when given) whose every https pool, however it is
     reached (first request, after http ones, through a redirect), uses the session's TLS
-    context, built on first need, and whose connections report to the watchdog."""
+    context, built on first need, and whose connections report to the watchdog; a host in
+    ``trusted`` (pip's ``trusted-host``: ``host`` or ``host:port``) is not checked."""
     import urllib3
+
+    if trusted:
+        import warnings
+
+        # the user asked for these hosts not to be checked: no warning on every request
+        warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
 
     class _Watched:
         def _new_pool(
@@ -743,7 +777,15 @@ def _pool_manager(
         ) -> urllib3.HTTPConnectionPool:
             if scheme == "https":
                 context = dict(request_context or self.connection_pool_kw)  # type: ignore[attr-defined]
-                context["ssl_context"] = tls()
+                if host in trusted or f"{host}:{port}" in trusted:
+                    unchecked = ssl.create_default_context()
+                    unchecked.check_hostname = False
+                    unchecked.verify_mode = ssl.CERT_NONE
+                    context["ssl_context"] = unchecked
+                    context["cert_reqs"] = "CERT_NONE"
+                    context["assert_hostname"] = False
+                else:
+                    context["ssl_context"] = tls()
                 request_context = context
             pool: urllib3.HTTPConnectionPool = super()._new_pool(  # type: ignore[misc]
                 scheme, host, port, request_context
