@@ -1,13 +1,15 @@
-"""The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``),
-hermetic environments (``make_venv``, ``clean_env``) and a stand-in of PyTorch's download root
-(``build_torch_mirror``: per-backend, default and variant indexes), and ``impersonate``: an
-HTTPS proxy that answers for a hard-coded host from a folder. Import from ``tests.kit``."""
+"""The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``;
+hostile on request, with ``gzip_bomb``), hermetic environments (``make_venv``, ``clean_env``), a
+stand-in of PyTorch's download root (``build_torch_mirror``: per-backend, default and variant
+indexes) and ``impersonate``: an HTTPS proxy that answers for a hard-coded host from a folder.
+Import from ``tests.kit``."""
 
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
 from tests.kit.impersonate import impersonate
 from tests.kit.server import (
     ServerState,
     free_port,
+    gzip_bomb,
     nginx_binary,
     self_signed_cert,
     serve,
@@ -25,6 +27,7 @@ from tests.kit.wheels import (
     make_wheel,
     members,
     record_hash,
+    rewrite_wheel,
     sha256_of,
     torch_like,
     variant_doc,
@@ -44,6 +47,7 @@ __all__ = [
     "build_torch_mirror",
     "clean_env",
     "free_port",
+    "gzip_bomb",
     "impersonate",
     "installed_build",
     "make_venv",
@@ -52,6 +56,7 @@ __all__ = [
     "nginx_binary",
     "offline_env",
     "record_hash",
+    "rewrite_wheel",
     "self_signed_cert",
     "serve",
     "serve_nginx",
