@@ -15,12 +15,17 @@ from dataclasses import dataclass
 
 from fitwheel.errors import InvalidWheelError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
 __all__ = [
     "CoreMetadata",
     "InvalidMetadataError",
     "WheelInfo",
     "parse_metadata",
     "parse_wheel_info",
+    "split_requires_dist",
 ]
 
 
@@ -226,3 +231,15 @@ def parse_wheel_info(data: bytes | str, source: str) -> WheelInfo:
         tags=tuple(tag.strip() for tag in fields.get("tag", [])),
         generator=generator,
     )
+
+
+def split_requires_dist(value: str) -> tuple[Requirement, str | None]:
+    """A ``Requires-Dist`` value as (requirement without marker, marker text or None).
+
+    The marker stays text: variant markers are beyond what ``packaging`` parses, so it is
+    evaluated by :func:`fitwheel.variants.markers.evaluate_marker`. Raises
+    ``packaging.requirements.InvalidRequirement`` for a requirement that cannot be parsed."""
+    from packaging.requirements import Requirement
+
+    spec, sep, marker = value.partition(";")
+    return Requirement(spec.strip()), (marker.strip() or None) if sep else None
