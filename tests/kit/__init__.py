@@ -1,6 +1,7 @@
 """The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``) and
 hermetic environments (``make_venv``, ``clean_env``). Import from ``tests.kit``."""
 
+from tests.kit.elf import elf_library
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
 from tests.kit.server import (
     ServerState,
@@ -37,6 +38,7 @@ __all__ = [
     "ServerState",
     "build_simple_index",
     "clean_env",
+    "elf_library",
     "free_port",
     "installed_build",
     "make_venv",

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from fitwheel.doctor.inventory import Inventory, read_inventory
+from fitwheel.errors import FitwheelError
 from fitwheel.doctor.report import FAIL, PASS, Check
 from fitwheel.doctor.static import static_checks
 from fitwheel.platform.profile import Profile
@@ -16,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from fitwheel.install.environment import TargetEnvironment
 
-__all__ = ["diagnose", "verify_installed"]
+__all__ = ["VerifyError", "diagnose", "verify_installed", "verify_or_raise"]
 
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -130,23 +131,45 @@ def verify_installed(
     names: Iterable[str],
     *,
     gpu_policy: str = "all",
+    requirements: bool = True,
 ) -> list[Check]:
     """The static checks for the distributions ``names`` just installed into ``environment``
     (what ``install --verify`` and ``sync --verify`` run); failures are the checks with status
-    ``fail``."""
+    ``fail``. ``requirements=False`` (an install with ``--no-deps``) leaves out the
+    requirement consistency checks."""
     inventory = read_inventory(environment.site_dirs)
-    return static_checks(
+    checks = static_checks(
         inventory, profile, environment.markers, gpu_policy=gpu_policy, only=list(names)
     )
+    return checks if requirements else [c for c in checks if c.name != "requirements"]
 
 
-def failures(checks: Iterable[Check]) -> list[Check]:
-    return [c for c in checks if c.status == FAIL]
+class VerifyError(FitwheelError):
+    """``--verify`` found installed builds that do not fit the machine."""
 
 
-def passed(checks: Iterable[Check]) -> bool:
-    return (
-        all(c.status != FAIL for c in checks)
-        and any(c.status == PASS for c in checks)
-        or all(c.status != FAIL for c in checks)
+def verify_or_raise(
+    environment: TargetEnvironment,
+    profile: Profile,
+    names: Iterable[str],
+    *,
+    gpu_policy: str = "all",
+    requirements: bool = True,
+) -> int:
+    """:func:`verify_installed`, raising :class:`VerifyError` (one paragraph naming every
+    failed check and its fix) when one fails; returns how many checks passed."""
+    checks = verify_installed(
+        environment, profile, names, gpu_policy=gpu_policy, requirements=requirements
     )
+    failed = [c for c in checks if c.status == FAIL]
+    if failed:
+        problems = " ".join(
+            f"{c.package or c.name}: {c.detail}" + (f" (fix: {c.fix})" if c.fix else "") + "."
+            for c in failed
+        )
+        raise VerifyError(
+            f"the install finished, but --verify found {len(failed)} problem"
+            f"{'s' * (len(failed) != 1)} in {environment.prefix}: {problems} Run 'fitwheel "
+            f"doctor --python {environment.prefix}' for the whole checklist."
+        )
+    return sum(1 for c in checks if c.status == PASS)
