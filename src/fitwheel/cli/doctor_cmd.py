@@ -55,10 +55,14 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.timeout > 0:
         raise UsageError("--timeout must be a positive number of seconds.")
-    from fitwheel.doctor.smoke import SMOKE_TESTS
+    unknown: list[str] = []
+    if args.skip:
+        from fitwheel.doctor.smoke import SMOKE_TESTS
 
-    unknown = [name for name in args.skip if name not in SMOKE_TESTS]
+        unknown = [name for name in args.skip if name not in SMOKE_TESTS]
     if unknown:
+        from fitwheel.doctor.smoke import SMOKE_TESTS
+
         raise UsageError(
             f"--skip {unknown[0]!r}: no such smoke test (choose from {', '.join(SMOKE_TESTS)})."
         )

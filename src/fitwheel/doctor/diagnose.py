@@ -49,7 +49,7 @@ def _locate(python: str | None, env: Mapping[str, str], cache_dir: Path | None) 
 
     interpreter = find_interpreter(python, env)  # a missing path is a usage problem: raises
     try:
-        target = inspect_environment(interpreter, env, cache_dir=cache_dir)
+        target = inspect_environment(interpreter, env, cache_dir=cache_dir, tags=False)
     except Exception as exc:  # an interpreter that cannot run is a finding, not a crash
         sites = _guess_sites(python or interpreter)
         problem = Check(

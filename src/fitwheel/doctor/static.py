@@ -393,19 +393,19 @@ def _companions(inventory: Inventory, builds: Mapping[str, Build], fixes: _Fixes
 
 def _pin_on(dist: Installed, project: str) -> str | None:
     """The version specifier ``dist`` puts on ``project`` (unconditional or marker-free)."""
-    from fitwheel.wheel.metadata import split_requires_dist
+    from fitwheel.wheel.metadata import requires_dist_parts
 
     for value in dist.requires:
         try:
-            req, marker = split_requires_dist(value)
+            name, spec, marker = requires_dist_parts(value)
         except ValueError:
             continue
         if (
-            canonicalize_name(req.name) == project
-            and req.specifier
+            canonicalize_name(name) == project
+            and spec
             and (marker is None or "extra" not in marker)
         ):
-            return str(req.specifier)
+            return spec
     return None
 
 
@@ -414,9 +414,7 @@ def _satisfies(version: str, spec: str) -> bool:
     from packaging.version import InvalidVersion, Version
 
     try:
-        return SpecifierSet(spec).contains(Version(version), prereleases=True) or SpecifierSet(
-            spec
-        ).contains(Version(version.partition("+")[0]), prereleases=True)
+        return SpecifierSet(spec).contains(Version(version), prereleases=True)
     except (InvalidSpecifier, InvalidVersion):
         return True
 
@@ -429,15 +427,15 @@ def _triton(
 ) -> list[Check]:
     tritons = [b for b in builds.values() if b.role == "triton"]
     wanted = None
-    from fitwheel.wheel.metadata import split_requires_dist
+    from fitwheel.wheel.metadata import requires_dist_parts
 
     for value in torch.dist.requires:
         try:
-            req, marker = split_requires_dist(value)
+            name, spec, marker = requires_dist_parts(value)
         except ValueError:
             continue
-        if canonicalize_name(req.name) in TRITONS and (marker is None or "extra" not in marker):
-            wanted = (canonicalize_name(req.name), str(req.specifier))
+        if canonicalize_name(name) in TRITONS and (marker is None or "extra" not in marker):
+            wanted = (canonicalize_name(name), spec)
     if wanted is None and minor in _TRITON_FOR_TORCH and torch.kind in ("cuda", "rocm", "xpu"):
         flavour = {"cuda": "triton", "rocm": "pytorch-triton-rocm", "xpu": "pytorch-triton-xpu"}
         wanted = (flavour[torch.kind], f"=={_TRITON_FOR_TORCH[minor]}.*")
@@ -514,14 +512,14 @@ def _runtimes(inventory: Inventory, torch: Build, builds: Mapping[str, Build]) -
 
 
 def _pin_on_any(dist: Installed, project: str) -> bool:
-    from fitwheel.wheel.metadata import split_requires_dist
+    from fitwheel.wheel.metadata import requires_dist_parts
 
     for value in dist.requires:
         try:
-            req, _marker = split_requires_dist(value)
+            name, _spec, _marker = requires_dist_parts(value)
         except ValueError:
             continue
-        if canonicalize_name(req.name) == project:
+        if canonicalize_name(name) == project:
             return True
     return False
 
@@ -532,16 +530,30 @@ _COMPANION_EDGES = {("torchvision", "torch"), ("torchaudio", "torch")} | {
 }
 
 
+def _marker_holds(marker: str, env: Mapping[str, str], dist: Installed) -> bool | None:
+    """Whether ``marker`` holds for ``dist`` here (None: it cannot be evaluated). Plain string
+    comparisons take the small evaluator; anything else (versions, variant markers) packaging."""
+    from fitwheel.variants.errors import VariantError
+    from fitwheel.variants.markers import (
+        evaluate_environment_marker,
+        evaluate_marker,
+        is_simple_environment_marker,
+    )
+
+    try:
+        if "variant_" not in marker and is_simple_environment_marker(marker):
+            return evaluate_environment_marker(marker, env)
+        return evaluate_marker(marker, env, dist.variant)
+    except (VariantError, ValueError):
+        return None
+
+
 def _requirements(
     inventory: Inventory, markers: Mapping[str, str] | None, wanted: set[str] | None
 ) -> list[Check]:
     """``pip check``: every requirement of every installed distribution is installed, in a
     version that satisfies it."""
-    from packaging.version import InvalidVersion, Version
-
-    from fitwheel.variants.errors import VariantError
-    from fitwheel.variants.markers import evaluate_marker
-    from fitwheel.wheel.metadata import split_requires_dist
+    from fitwheel.wheel.metadata import requires_dist_parts
 
     env = {**(markers or {}), "extra": ""}
     checks: list[Check] = []
@@ -551,51 +563,42 @@ def _requirements(
             continue
         for value in dist.requires:
             try:
-                req, marker = split_requires_dist(value)
+                name, spec, marker = requires_dist_parts(value)
             except ValueError:
                 continue
-            dep = canonicalize_name(req.name)
+            dep = canonicalize_name(name)
             if wanted is not None and dist.key not in wanted and dep not in wanted:
                 continue
             if (dist.key, dep) in _COMPANION_EDGES and inventory.get(dep) is not None:
                 continue
-            if marker is not None:
-                try:
-                    if not evaluate_marker(marker, env, dist.variant):
-                        continue
-                except (VariantError, ValueError):
-                    continue
+            if marker is not None and not _marker_holds(marker, env, dist):
+                continue
             counted += 1
             have = inventory.get(dep)
-            spec = f"{req.name}{req.specifier}"
+            needed = f"{name}{spec}"
             if have is None:
                 checks.append(
                     Check(
                         "requirements",
                         dist.name,
                         FAIL,
-                        f"{dist.name} {dist.version} requires {spec}, which is not installed",
-                        f"fitwheel install '{spec}'",
+                        f"{dist.name} {dist.version} requires {needed}, which is not installed",
+                        f"fitwheel install '{needed}'",
                     )
                 )
                 continue
-            if not req.specifier or have.error:
+            if not spec or have.error or _satisfies(have.version, spec):
                 continue
-            try:
-                version = Version(have.version)
-            except InvalidVersion:
-                continue
-            if not req.specifier.contains(version, prereleases=True):
-                checks.append(
-                    Check(
-                        "requirements",
-                        dist.name,
-                        FAIL,
-                        f"{dist.name} {dist.version} requires {spec}, but {have.name} "
-                        f"{have.version} is installed",
-                        f"fitwheel install '{spec}'",
-                    )
+            checks.append(
+                Check(
+                    "requirements",
+                    dist.name,
+                    FAIL,
+                    f"{dist.name} {dist.version} requires {needed}, but {have.name} "
+                    f"{have.version} is installed",
+                    f"fitwheel install '{needed}'",
                 )
+            )
     if not any(c.name == "requirements" for c in checks):
         checks.append(
             Check(

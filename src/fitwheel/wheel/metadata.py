@@ -25,6 +25,7 @@ __all__ = [
     "WheelInfo",
     "parse_metadata",
     "parse_wheel_info",
+    "requires_dist_parts",
     "split_requires_dist",
 ]
 
@@ -243,3 +244,27 @@ def split_requires_dist(value: str) -> tuple[Requirement, str | None]:
 
     spec, sep, marker = value.partition(";")
     return Requirement(spec.strip()), (marker.strip() or None) if sep else None
+
+
+_SIMPLE_REQUIREMENT = None
+
+
+def requires_dist_parts(value: str) -> tuple[str, str, str | None]:
+    """A ``Requires-Dist`` value as (name, specifier text, marker text or None), without
+    building a :class:`~packaging.requirements.Requirement` for the common shapes (``name``,
+    ``name>=1,<2``, ``name (>=1)``, ``name[extra]==1``); anything else goes through
+    :func:`split_requires_dist`. Raises ``ValueError`` for a requirement that cannot be parsed."""
+    global _SIMPLE_REQUIREMENT
+    if _SIMPLE_REQUIREMENT is None:
+        import re
+
+        _SIMPLE_REQUIREMENT = re.compile(
+            r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[A-Za-z0-9._,\s-]*\])?\s*"
+            r"\(?\s*((?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*)\)?\s*"
+        )
+    spec, sep, marker = value.partition(";")
+    match = _SIMPLE_REQUIREMENT.fullmatch(spec)
+    if match is None or match[2].rstrip().endswith(","):
+        req, marker_text = split_requires_dist(value)
+        return req.name, str(req.specifier), marker_text
+    return match[1], "".join(match[2].split()), (marker.strip() or None) if sep else None
