@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from tests.kit import FIXTURES, clean_env, elf_library, make_venv, make_wheel
 
@@ -130,7 +131,7 @@ def doctor(
     profile: Path | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = 120,
-) -> tuple[int, dict[str, object], str]:
+) -> tuple[int, dict[str, Any], str]:
     """``fitwheel doctor --json`` on ``venv``: exit status, the JSON report, stderr."""
     target = []
     if machine is not None:
@@ -148,13 +149,15 @@ def doctor(
     return proc.returncode, report, proc.stderr
 
 
-def failed(report: Mapping[str, object]) -> list[dict[str, str]]:
-    return [c for c in report["checks"] if c["status"] == "fail"]  # type: ignore[union-attr, index]
+def failed(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in report["checks"] if c["status"] == "fail"]
 
 
-def by_name(report: Mapping[str, object], name: str, package: str | None = None) -> list[dict[str, str]]:
+def by_name(
+    report: Mapping[str, Any], name: str, package: str | None = None
+) -> list[dict[str, str]]:
     return [
         c
-        for c in report["checks"]  # type: ignore[union-attr]
+        for c in report["checks"]
         if c["name"] == name and (package is None or c["package"] == package)
     ]

@@ -171,7 +171,9 @@ def test_nothing_reported_for_correct_environments(
 def test_requirement_consistency(tmp_path: Path) -> None:
     folder = tmp_path / "w"
     wheels = [
-        make_wheel(folder, "app", "1.0", requires=["lib>=2", "gone", "skipped; python_version < '3'"]),
+        make_wheel(
+            folder, "app", "1.0", requires=["lib>=2", "gone", "skipped; python_version < '3'"]
+        ),
         make_wheel(folder, "lib", "1.5"),
     ]
     venv = environment(tmp_path, wheels)

@@ -20,7 +20,9 @@ from tests.doctor.envs import (
 from tests.kit import clean_env, make_venv
 
 
-def _install(venv: Path, wheels: list[Path], machine: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def _install(
+    venv: Path, wheels: list[Path], machine: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*FITWHEEL, "install", "--no-index", "--python", str(venv), "--cache-dir",
          str(venv.parent / "cache"), "--sysroot", str(MACHINES / machine), "--verify",
@@ -43,7 +45,9 @@ def test_verify_fails_the_install_on_a_mismatch(tmp_path: Path) -> None:
 def test_verify_passes_what_fits(tmp_path: Path) -> None:
     venv = make_venv(tmp_path / "venv")
     wheels = [
-        torch_wheel(tmp_path / "w", archs=CUDA_128, requires=['triton==3.5.0; platform_system == "Linux"']),
+        torch_wheel(
+            tmp_path / "w", archs=CUDA_128, requires=['triton==3.5.0; platform_system == "Linux"']
+        ),
         plain_wheel(tmp_path / "w", "triton", "3.5.0"),
     ]
     proc = _install(venv, wheels, "gpu-rtx5090-igpu")

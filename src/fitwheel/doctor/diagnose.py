@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from fitwheel.doctor.inventory import Inventory, read_inventory
-from fitwheel.errors import FitwheelError
 from fitwheel.doctor.report import FAIL, PASS, Check
 from fitwheel.doctor.static import static_checks
+from fitwheel.errors import FitwheelError
 from fitwheel.platform.profile import Profile
 
 TYPE_CHECKING = False

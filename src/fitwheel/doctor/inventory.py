@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,7 +93,7 @@ class Inventory:
     def get(self, name: str) -> Installed | None:
         return self.dists.get(canonicalize_name(name))
 
-    def __iter__(self) -> Iterable[Installed]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[Installed]:
         return iter(self.dists.values())
 
 

@@ -102,7 +102,7 @@ def static_checks(
     """Every static check; ``only`` (canonical names) limits the package checks to those
     distributions (requirement consistency still covers what they need and what needs them)."""
     fixes = _Fixes(inventory, profile)
-    wanted = None if only is None else {canonicalize_name(n) for n in only}
+    wanted: set[str] | None = None if only is None else {canonicalize_name(n) for n in only}
     checks: list[Check] = []
     builds: dict[str, Build] = {}
     for dist in inventory.dists.values():
@@ -426,7 +426,7 @@ def _triton(
     minor: tuple[int, int] | None,
 ) -> list[Check]:
     tritons = [b for b in builds.values() if b.role == "triton"]
-    wanted = None
+    wanted: tuple[str, str] | None = None
     from fitwheel.wheel.metadata import requires_dist_parts
 
     for value in torch.dist.requires:
@@ -460,20 +460,24 @@ def _triton(
                 )
             )
             continue
-        if wanted is not None and wanted[0] == dist.key and wanted[1]:
-            if not _satisfies(dist.version, wanted[1]):
-                checks.append(
-                    Check(
-                        "companion",
-                        dist.name,
-                        FAIL,
-                        f"{dist.name} {dist.version} does not match torch {torch.dist.version}, "
-                        f"which needs {wanted[0]}{wanted[1]}: torch.compile fails or generates "
-                        "wrong code with another triton",
-                        f"fitwheel install '{wanted[0]}{wanted[1]}' --force-reinstall",
-                    )
+        if (
+            wanted is not None
+            and wanted[0] == dist.key
+            and wanted[1]
+            and not _satisfies(dist.version, wanted[1])
+        ):
+            checks.append(
+                Check(
+                    "companion",
+                    dist.name,
+                    FAIL,
+                    f"{dist.name} {dist.version} does not match torch {torch.dist.version}, "
+                    f"which needs {wanted[0]}{wanted[1]}: torch.compile fails or generates "
+                    "wrong code with another triton",
+                    f"fitwheel install '{wanted[0]}{wanted[1]}' --force-reinstall",
                 )
-                continue
+            )
+            continue
         checks.append(
             Check(
                 "companion", dist.name, PASS, f"{dist.version} matches torch {torch.dist.version}"
