@@ -184,3 +184,21 @@ def test_requirement_consistency(tmp_path: Path) -> None:
         "app 1.0 requires lib>=2, but lib 1.5 is installed": "fitwheel install 'lib>=2'",
         "app 1.0 requires gone, which is not installed": "fitwheel install 'gone'",
     }
+
+
+def test_jax_without_a_gpu_plugin_on_a_gpu_host(tmp_path: Path) -> None:
+    folder = tmp_path / "w"
+    wheels = [
+        plain_wheel(folder, "jax", "0.7.2", ["jaxlib"]),
+        plain_wheel(folder, "jaxlib", "0.7.2"),
+    ]
+    venv = environment(tmp_path, wheels)
+    code, report, _ = doctor(venv, machine="gpu-h100-open")
+    assert code == 1
+    (build,) = failed(report)
+    assert build["package"] == "jax" and build["detail"].startswith("CPU build on a GPU host")
+    assert build["fix"] == "fitwheel install 'jax[cuda12]==0.7.2'"
+    wheels.append(plain_wheel(folder, "jax-cuda12-plugin", "0.7.2"))
+    venv = environment(tmp_path / "with-plugin", wheels)
+    code, report, _ = doctor(venv, machine="gpu-h100-open")
+    assert code == 0, failed(report)

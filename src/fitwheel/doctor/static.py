@@ -137,6 +137,9 @@ def static_checks(
             builds[dist.key] = build
     for build in builds.values():
         checks += _build_checks(build, profile, fixes)
+    jax = inventory.get("jax")
+    if jax is not None and not jax.error and (wanted is None or "jax" in wanted):
+        checks += _jax_check(jax, builds, profile)
     for dist in inventory.dists.values():
         if (wanted is None or dist.key in wanted) and dist.variant_info is not None:
             checks += _variant_checks(dist, profile, gpu_policy)
@@ -196,6 +199,30 @@ def _build_checks(build: Build, profile: Profile, fixes: _Fixes) -> list[Check]:
         checks.append(_driver_check(build, profile, what, fix))
     checks.append(_arch_check(build, own, fix, variant))
     return [c for c in checks if c is not None]
+
+
+def _jax_check(jax: Installed, builds: Mapping[str, Build], profile: Profile) -> list[Check]:
+    """JAX runs on a GPU only through a plugin (``jax-cuda12-plugin``, ``jax-rocm60-plugin``) or
+    a GPU jaxlib; without one it is a CPU build."""
+    gpu_builds = [
+        b for k, b in builds.items() if k.startswith(("jax-", "jaxlib")) and b.kind != "cpu"
+    ]
+    if gpu_builds:
+        return []  # each plugin is judged as a build
+    nvidia, amd = _gpus(profile, "nvidia"), _gpus(profile, "amd")
+    if not nvidia and not amd:
+        return [Check("build", jax.name, PASS, f"{jax.version} runs on the CPU; no GPU here")]
+    extra = "cuda13" if (driver_cuda(profile) or (0, 0)) >= (13, 0) else "cuda12"
+    return [
+        Check(
+            "build",
+            jax.name,
+            FAIL,
+            f"CPU build on a GPU host: jax {jax.version} has no GPU plugin installed, but this "
+            f"machine has {_devices_text(nvidia or amd)}",
+            f"fitwheel install 'jax[{extra if nvidia else 'rocm'}]=={jax.public}'",
+        )
+    ]
 
 
 def _driver_check(build: Build, profile: Profile, what: str, fix: str | None) -> Check:
@@ -609,8 +636,9 @@ def _requirements(
                 "requirements",
                 None,
                 PASS,
-                f"the {counted} requirements of {len(inventory.dists)} installed distributions "
-                "are met",
+                f"the {counted} requirement{'s' * (counted != 1)} of {len(inventory.dists)} "
+                f"installed distribution{'s' * (len(inventory.dists) != 1)} "
+                f"{'are' if counted != 1 else 'is'} met",
             )
         )
     return checks
