@@ -202,3 +202,14 @@ def test_jax_without_a_gpu_plugin_on_a_gpu_host(tmp_path: Path) -> None:
     venv = environment(tmp_path / "with-plugin", wheels)
     code, report, _ = doctor(venv, machine="gpu-h100-open")
     assert code == 0, failed(report)
+
+
+def test_tensorflow_without_its_cuda_libraries_on_a_gpu_host(tmp_path: Path) -> None:
+    venv = environment(tmp_path, [plain_wheel(tmp_path / "w", "tensorflow", "2.20.0")])
+    code, report, _ = doctor(venv, machine="gpu-h100-open")
+    assert code == 1
+    (build,) = failed(report)
+    assert build["package"] == "tensorflow" and "CPU build on a GPU host" in build["detail"]
+    assert build["fix"] == "fitwheel install 'tensorflow[and-cuda]==2.20.0'"
+    code, report, _ = doctor(venv, machine="nogpu-server")
+    assert code == 0

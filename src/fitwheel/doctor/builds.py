@@ -12,7 +12,7 @@ from fitwheel.doctor.backends import backend_named
 from fitwheel.doctor.binaries import read_gpu_code
 from fitwheel.doctor.inventory import Installed
 
-__all__ = ["TORCH_FAMILY", "TRITONS", "Build", "build_of", "torch_minor"]
+__all__ = ["TORCH_FAMILY", "TRITONS", "Build", "build_of", "torch_minor", "with_gpu_code"]
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 #: triton and its forks -> the backend kind it serves
@@ -174,8 +174,8 @@ def build_of(dist: Installed) -> Build | None:
     m = _JAX_PLUGIN.match(key)
     if m:
         if m[1]:
-            return _with_code(Build(dist, "cuda", m[1], f"the project name {dist.name}"))
-        return _with_code(Build(dist, "rocm", f"{m[2]}.{m[3]}", f"the project name {dist.name}"))
+            return with_gpu_code(Build(dist, "cuda", m[1], f"the project name {dist.name}"))
+        return with_gpu_code(Build(dist, "rocm", f"{m[2]}.{m[3]}", f"the project name {dist.name}"))
     m = _RUNTIME.match(key)
     if m:
         return Build(dist, "cuda", m[1], f"the project name {dist.name}", role="runtime")
@@ -207,7 +207,8 @@ def build_of(dist: Installed) -> Build | None:
     return None
 
 
-def _with_code(build: Build) -> Build:
+def with_gpu_code(build: Build) -> Build:
+    """``build`` with the archs its largest libraries carry, where they say and it knew none."""
     if build.archs is None and build.kind in ("cuda", "rocm"):
         archs, source = _gpu_libraries(build.dist, build.kind)
         if archs is not None:
@@ -242,7 +243,7 @@ def _torch_family(dist: Installed) -> Build:
         found, source = ("cpu", ""), "no CUDA, ROCm or XPU marker in its files"
     build = Build(dist, found[0], found[1], source, archs=archs, arch_source=arch_source)
     if build.archs is None:
-        _with_code(build)
+        with_gpu_code(build)
     if build.archs is None and module == "torch":
         backend = backend_named(build.backend) if build.backend else None
         if backend is not None and backend.archs and backend.kind == build.kind:

@@ -54,6 +54,22 @@ report("import", "pass", "torch %s imports (CUDA %s, HIP %s, XPU %s)" % (
 
 _TORCH_DEVICES = r"""
 import torch
+def runs(archs, cc):
+    # a cubin (sm_XY) runs on GPUs of its major with an equal or higher minor (sm_XYa only on
+    # exactly XY); PTX (compute_XY) on any GPU from XY on
+    for a in archs:
+        kind, _, number = a.partition("_")
+        digits = number.rstrip("af")
+        if not digits.isdigit():
+            continue
+        major, minor = divmod(int(digits), 10)
+        if kind == "sm" and (major, minor) == tuple(cc):
+            return True
+        if kind == "sm" and digits == number and major == cc[0] and minor <= cc[1]:
+            return True
+        if kind == "compute" and (major, minor) <= tuple(cc):
+            return True
+    return False
 kind = KIND
 expected = EXPECTED
 mod = torch.xpu if kind == "xpu" else torch.cuda
@@ -73,11 +89,7 @@ else:
         elif kind == "cuda":
             cc = mod.get_device_capability(i)
             arch = "sm_%d%d" % cc
-            ok = not archs or arch in archs or any(
-                a.startswith("sm_%d" % cc[0]) and int(a[3:].rstrip("af")) // 10 == cc[0]
-                and int(a[3:].rstrip("af")) % 10 <= cc[1] for a in archs if a.startswith("sm_")
-            ) or any(a.startswith("compute_") and int(a[8:].rstrip("af")) <= cc[0] * 10 + cc[1]
-                     for a in archs)
+            ok = not archs or runs(archs, cc)
         else:
             arch = getattr(p, "name", "xpu")
             ok = True

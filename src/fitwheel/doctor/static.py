@@ -15,7 +15,14 @@ from fitwheel.doctor.backends import (
     host_rocm,
     pick_backend,
 )
-from fitwheel.doctor.builds import TORCH_FAMILY, TRITONS, Build, build_of, torch_minor
+from fitwheel.doctor.builds import (
+    TORCH_FAMILY,
+    TRITONS,
+    Build,
+    build_of,
+    torch_minor,
+    with_gpu_code,
+)
 from fitwheel.doctor.inventory import Installed, Inventory
 from fitwheel.doctor.report import FAIL, NA, PASS, Check
 from fitwheel.platform.profile import Device, Profile
@@ -135,6 +142,14 @@ def static_checks(
         build = build_of(dist)
         if build is not None:
             builds[dist.key] = build
+    tensorflow = inventory.get("tensorflow")
+    if (
+        tensorflow is not None
+        and not tensorflow.error
+        and "tensorflow" not in builds
+        and (wanted is None or "tensorflow" in wanted)
+    ):
+        builds["tensorflow"] = _tensorflow(tensorflow, inventory)
     for build in builds.values():
         checks += _build_checks(build, profile, fixes)
     jax = inventory.get("jax")
@@ -153,13 +168,15 @@ def _build_checks(build: Build, profile: Profile, fixes: _Fixes) -> list[Check]:
     name = dist.name
     torch_family = dist.key in TORCH_FAMILY
     fix = fixes.torch_install() if torch_family else None
+    if dist.key == "tensorflow":
+        fix = f"fitwheel install 'tensorflow[and-cuda]=={dist.public}'"
     gpus = _gpus(profile)
     if build.role == "triton":
         return []  # judged with torch (companions)
     variant = dist.variant is not None and not dist.variant.is_null
     what = f"{dist.version} is {build.describe()} (from {build.source})"
     if build.kind == "cpu":
-        if gpus and (torch_family or dist.key.startswith("jax")):
+        if gpus and (torch_family or dist.key in ("jax", "tensorflow")):
             return [
                 Check(
                     "build",
@@ -197,8 +214,18 @@ def _build_checks(build: Build, profile: Profile, fixes: _Fixes) -> list[Check]:
     checks: list[Check] = []
     if not variant:  # a variant wheel's fit is judged from its recorded properties
         checks.append(_driver_check(build, profile, what, fix))
-    checks.append(_arch_check(build, own, fix, variant))
+    if build.role == "framework":  # runtime libraries carry code for their whole CUDA line
+        checks.append(_arch_check(build, own, fix, variant))
     return [c for c in checks if c is not None]
+
+
+def _tensorflow(dist: Installed, inventory: Inventory) -> Build:
+    """TensorFlow's Linux wheels use a GPU through the CUDA 12 library wheels of its
+    ``and-cuda`` extra; without them it is a CPU build."""
+    runtime = [n for n in ("nvidia-cudnn-cu12", "nvidia-cublas-cu12") if inventory.get(n)]
+    if runtime:
+        return with_gpu_code(Build(dist, "cuda", "12", f"the installed {', '.join(runtime)}"))
+    return Build(dist, "cpu", "", "no CUDA library wheels installed beside it")
 
 
 def _jax_check(jax: Installed, builds: Mapping[str, Build], profile: Profile) -> list[Check]:
