@@ -213,3 +213,28 @@ def test_tensorflow_without_its_cuda_libraries_on_a_gpu_host(tmp_path: Path) -> 
     assert build["fix"] == "fitwheel install 'tensorflow[and-cuda]==2.20.0'"
     code, report, _ = doctor(venv, machine="nogpu-server")
     assert code == 0
+
+
+def test_cuda_build_on_an_amd_host(tmp_path: Path) -> None:
+    venv = environment(tmp_path, [torch_wheel(tmp_path / "w", archs=CUDA_128)])
+    code, report, _ = doctor(venv, machine="gpu-mi300x")
+    assert code == 1
+    (build,) = failed(report)
+    assert build["name"] == "build" and "no NVIDIA GPU" in build["detail"]
+    assert "2 AMD GPUs" in build["detail"]
+    assert (
+        build["fix"] == "fitwheel install 'torch==2.9.0' --torch-backend rocm6.4 --force-reinstall"
+    )
+
+
+def test_a_fifo_named_like_a_library_is_not_opened(tmp_path: Path) -> None:
+    import os
+
+    venv = environment(tmp_path, [torch_wheel(tmp_path / "w", archs=CUDA_128)])
+    (lib,) = venv.glob("lib/python*/site-packages/torch/lib/libtorch_cuda.so")
+    lib.unlink()
+    os.mkfifo(lib)
+    code, report, _ = doctor(venv, machine="gpu-h100-open", timeout=60)
+    # the arch list falls back to the cu128 builds' published list
+    (arch,) = by_name(report, "gpu archs", "torch")
+    assert arch["status"] == "pass" and "cu128" in arch["detail"] and code == 0

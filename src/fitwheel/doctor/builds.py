@@ -131,6 +131,7 @@ def _from_variant(dist: Installed) -> tuple[str, str, frozenset[str] | None] | N
 def _gpu_libraries(dist: Installed, kind: str) -> tuple[frozenset[str] | None, str]:
     """The GPU code of the package's largest shared libraries (None: none carries any)."""
     import os
+    import stat
 
     candidates = []
     for rel in dist.files():
@@ -138,9 +139,11 @@ def _gpu_libraries(dist: Installed, kind: str) -> tuple[frozenset[str] | None, s
         if ".so" not in base or base.endswith(".py"):
             continue
         try:
-            candidates.append((os.stat(dist.path(rel)).st_size, rel))
+            info = os.stat(dist.path(rel))
         except OSError:
             continue
+        if stat.S_ISREG(info.st_mode):  # never open a FIFO or device named like a library
+            candidates.append((info.st_size, rel))
     candidates.sort(reverse=True)
     found: set[str] = set()
     names = []
