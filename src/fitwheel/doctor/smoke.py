@@ -551,7 +551,11 @@ def smoke_checks(
             imported[plan.package] = "import" in seen and not (
                 outcome.failure and "import" not in seen
             )
-    return checks
+    order = {name: i for i, name in enumerate(SMOKE_TESTS)}
+    packages = list(dict.fromkeys(c.package for c in checks))
+    # one package's tests together, in the order of the table (a stable sort keeps each
+    # device's matmul in device order)
+    return sorted(checks, key=lambda c: (packages.index(c.package), order.get(c.name, 99)))
 
 
 def _fix_hint(name: str) -> str | None:
