@@ -177,6 +177,11 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         except InvalidSpecifier:
             return True
 
+    def requires_python_of(self, link: Any) -> str | None:
+        """A wheel's Requires-Python: the index's, else its metadata's if it was read."""
+        found: str | None = link.requires_python or self._requires_python.get(link.url)
+        return found
+
     def is_satisfied_by(self, requirement: Requirement, candidate: Candidate) -> bool:
         if canonicalize_name(requirement.name) != candidate.name:
             return False
