@@ -1,9 +1,9 @@
-"""What is installed in an environment, read from its ``*.dist-info`` folders without importing
-anything: name, version (with its local label), Requires-Dist, the recorded ``variant.json``
-and, on demand, the files RECORD lists.
-
-A distribution whose metadata cannot be read is kept with the problem (``error``), so that the
-checks report it instead of failing.
+"""What is installed, as the doctor needs it: the environment's inventory
+(:mod:`fitwheel.install.inventory`, the one reader of ``.dist-info`` folders) plus, per
+distribution, the whole recorded ``variant.json`` (the variant recorded at install time, with its
+providers, to judge against today's detection), why it cannot be read, and on demand the files
+RECORD lists. A folder whose metadata cannot be read is kept as a distribution with ``error``
+set, so that the checks report it instead of skipping it silently.
 """
 
 from __future__ import annotations
@@ -14,14 +14,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fitwheel.install import inventory as environment_inventory
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.model import VariantDescription, VariantInfo
 from fitwheel.variants.names import canonicalize_name
-from fitwheel.wheel.metadata import InvalidMetadataError, parse_metadata
 
 __all__ = ["Installed", "Inventory", "read_inventory"]
 
-_DIST_INFO = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)\.dist-info$")
+_DIST_INFO = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)\.(?:dist|egg)-info$")
+_SKIPPED = ": skipped, "
 
 
 @dataclass(slots=True)
@@ -85,10 +86,11 @@ class Installed:
 
 @dataclass(slots=True)
 class Inventory:
-    """Installed distributions by canonical name (the first found on the path wins)."""
+    """Installed distributions by canonical name (the first found on the path wins), and the
+    environment's own inventory they were read from (for ``check``)."""
 
     dists: dict[str, Installed]
-    sites: tuple[Path, ...]
+    base: environment_inventory.Inventory
 
     def get(self, name: str) -> Installed | None:
         return self.dists.get(canonicalize_name(name))
@@ -108,53 +110,42 @@ def _variant(dist_info: Path) -> tuple[VariantInfo | None, str]:
     from fitwheel.variants.reading import loads_variant_info
 
     try:
-        info = loads_variant_info(raw, str(path), kind="wheel")
+        return loads_variant_info(raw, str(path), kind="wheel"), ""
     except VariantError as exc:
         return None, str(exc)
-    return info, ""
 
 
-def _read(dist_info: Path, site: Path) -> Installed:
-    match = _DIST_INFO.match(dist_info.name)
-    name = match["name"] if match else dist_info.name.removesuffix(".dist-info")
+def _unreadable(problem: str) -> Installed | None:
+    """A distribution for one of the inventory's problem lines (``FOLDER: skipped, why``)."""
+    folder_text, sep, why = problem.partition(_SKIPPED)
+    if not sep:
+        return None
+    folder = Path(folder_text)
+    match = _DIST_INFO.match(folder.name)
+    name = match["name"] if match else folder.name.rpartition(".")[0]
     version = match["version"] if match else ""
-    meta_path = dist_info / "METADATA"
-    try:
-        meta = parse_metadata(meta_path.read_bytes(), str(meta_path))
-    except FileNotFoundError:
-        return Installed(name, version, dist_info, site, error=f"{meta_path} is missing")
-    except OSError as exc:
-        return Installed(
-            name, version, dist_info, site, error=f"{meta_path}: {exc.strerror or exc}"
-        )
-    except InvalidMetadataError as exc:
-        return Installed(name, version, dist_info, site, error=exc.problem)
-    if not meta.name or not meta.version:
-        return Installed(
-            name, version, dist_info, site, error=f"{meta_path} has no Name or no Version"
-        )
-    variant_info, variant_error = _variant(dist_info)
-    return Installed(
-        meta.name,
-        meta.version,
-        dist_info,
-        site,
-        requires=meta.requires_dist,
-        variant_info=variant_info,
-        variant_error=variant_error,
-    )
+    return Installed(name, version, folder, folder.parent, error=why)
 
 
 def read_inventory(sites: Iterable[str | os.PathLike[str]]) -> Inventory:
-    """Every ``*.dist-info`` folder in ``sites``, in path order."""
+    """Every distribution installed in ``sites``, in path order."""
+    base = environment_inventory.read_inventory([os.fspath(s) for s in sites])
     dists: dict[str, Installed] = {}
-    roots = tuple(Path(s) for s in dict.fromkeys(os.fspath(s) for s in sites))
-    for site in roots:
-        try:
-            entries = sorted(e for e in os.listdir(site) if e.endswith(".dist-info"))
-        except OSError:
-            continue
-        for entry in entries:
-            dist = _read(site / entry, site)
-            dists.setdefault(dist.key, dist)
-    return Inventory(dists, roots)
+    for dist in base.dists.values():
+        variant_info, variant_error = (
+            _variant(dist.folder) if (dist.folder / "variant.json").exists() else (None, "")
+        )
+        dists[dist.key] = Installed(
+            dist.name,
+            dist.version,
+            dist.folder,
+            dist.location,
+            requires=dist.metadata.requires_dist,
+            variant_info=variant_info,
+            variant_error=variant_error,
+        )
+    for problem in base.problems:
+        broken = _unreadable(problem)
+        if broken is not None:
+            dists.setdefault(broken.key, broken)
+    return Inventory(dists, base)

@@ -5,6 +5,7 @@ the target environment. Pure functions of an :class:`~fitwheel.doctor.inventory.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from fitwheel.doctor.backends import (
@@ -588,84 +589,44 @@ _COMPANION_EDGES = {("torchvision", "torch"), ("torchaudio", "torch")} | {
 }
 
 
-def _marker_holds(marker: str, env: Mapping[str, str], dist: Installed) -> bool | None:
-    """Whether ``marker`` holds for ``dist`` here (None: it cannot be evaluated). Plain string
-    comparisons take the small evaluator; anything else (versions, variant markers) packaging."""
-    from fitwheel.variants.errors import VariantError
-    from fitwheel.variants.markers import (
-        evaluate_environment_marker,
-        evaluate_marker,
-        is_simple_environment_marker,
-    )
-
-    try:
-        if "variant_" not in marker and is_simple_environment_marker(marker):
-            return evaluate_environment_marker(marker, env)
-        return evaluate_marker(marker, env, dist.variant)
-    except (VariantError, ValueError):
-        return None
-
-
 def _requirements(
     inventory: Inventory, markers: Mapping[str, str] | None, wanted: set[str] | None
 ) -> list[Check]:
-    """``pip check``: every requirement of every installed distribution is installed, in a
-    version that satisfies it."""
-    from fitwheel.wheel.metadata import requires_dist_parts
+    """``pip check`` (:func:`fitwheel.install.inventory.check_inventory`, the ``fitwheel check``
+    answer): every requirement of every installed distribution is installed, in a version that
+    satisfies it."""
+    from fitwheel.install.inventory import check_inventory
 
-    env = {**(markers or {}), "extra": ""}
     checks: list[Check] = []
-    counted = 0
-    for dist in inventory.dists.values():
-        if dist.error:
+    for broken in check_inventory(inventory.base, dict(markers or {}), ()):
+        dist = canonicalize_name(broken.name)
+        requirement = (broken.requirement or "").split(";")[0].strip()
+        dep = canonicalize_name(re.split(r"[\s\[<>=!~(@]", requirement, maxsplit=1)[0])
+        if wanted is not None and dist not in wanted and dep not in wanted:
             continue
-        for value in dist.requires:
-            try:
-                name, spec, marker = requires_dist_parts(value)
-            except ValueError:
-                continue
-            dep = canonicalize_name(name)
-            if wanted is not None and dist.key not in wanted and dep not in wanted:
-                continue
-            if (dist.key, dep) in _COMPANION_EDGES and inventory.get(dep) is not None:
-                continue
-            if marker is not None and not _marker_holds(marker, env, dist):
-                continue
-            counted += 1
-            have = inventory.get(dep)
-            needed = f"{name}{spec}"
-            if have is None:
-                checks.append(
-                    Check(
-                        "requirements",
-                        dist.name,
-                        FAIL,
-                        f"{dist.name} {dist.version} requires {needed}, which is not installed",
-                        f"fitwheel install '{needed}'",
-                    )
-                )
-                continue
-            if not spec or have.error or _satisfies(have.version, spec):
-                continue
-            checks.append(
-                Check(
-                    "requirements",
-                    dist.name,
-                    FAIL,
-                    f"{dist.name} {dist.version} requires {needed}, but {have.name} "
-                    f"{have.version} is installed",
-                    f"fitwheel install '{needed}'",
-                )
+        if (dist, dep) in _COMPANION_EDGES and inventory.get(dep) is not None:
+            continue  # judged with its companion, with a fix that fits both
+        if broken.kind == "missing":
+            detail = (
+                f"{broken.name} {broken.version} requires {requirement}, which is not installed"
             )
-    if not any(c.name == "requirements" for c in checks):
+        else:
+            detail = (
+                f"{broken.name} {broken.version} requires {requirement}, but "
+                f"{broken.installed} is installed"
+            )
+        checks.append(
+            Check("requirements", broken.name, FAIL, detail, f"fitwheel install '{requirement}'")
+        )
+    if not checks:
+        count = len(inventory.base.dists)
         checks.append(
             Check(
                 "requirements",
                 None,
                 PASS,
-                f"the {counted} requirement{'s' * (counted != 1)} of {len(inventory.dists)} "
-                f"installed distribution{'s' * (len(inventory.dists) != 1)} "
-                f"{'are' if counted != 1 else 'is'} met",
+                f"the requirements of the {count} installed distribution"
+                f"{'s' * (count != 1)} are met",
             )
         )
     return checks
