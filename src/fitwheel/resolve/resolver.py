@@ -21,7 +21,7 @@ from fitwheel.index.http import Session
 from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
 from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
-from fitwheel.resolve.provider import Provider
+from fitwheel.resolve.provider import Provider, SharedMetadata
 from fitwheel.resolve.requirements import UserInput
 from fitwheel.variants.names import canonicalize_name
 
@@ -85,10 +85,12 @@ def resolve(
     devices: Sequence[Device] = (),
     allow_fallback: bool = False,
     on_pin: Callable[[Candidate], None] | None = None,
+    shared: SharedMetadata | None = None,
 ) -> Resolution:
     """Pin a candidate for every requirement and dependency. ``on_pin`` hears of each
     candidate as the resolver is about to pin it (before its dependencies are read), so that
-    its download can start; a later backtrack may still drop it."""
+    its download can start; a later backtrack may still drop it. ``shared`` holds the wheels'
+    metadata across several resolutions (one per lock target)."""
     from resolvelib import Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
@@ -110,6 +112,7 @@ def resolve(
         no_deps=no_deps,
         preferred=preferred,
         on_pin=on_pin,
+        shared=shared,
     )
     decisions: list[str] = []
     roots: list[Requirement] = []
