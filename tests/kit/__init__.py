@@ -2,6 +2,7 @@
 hostile on request, with ``gzip_bomb``) and hermetic environments (``make_venv``,
 ``clean_env``). Import from ``tests.kit``."""
 
+from tests.kit.elf import elf_library
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
 from tests.kit.server import (
     ServerState,
@@ -40,6 +41,7 @@ __all__ = [
     "ServerState",
     "build_simple_index",
     "clean_env",
+    "elf_library",
     "free_port",
     "gzip_bomb",
     "installed_build",
