@@ -4,6 +4,7 @@ stand-in of PyTorch's download root (``build_torch_mirror``: per-backend, defaul
 indexes) and ``impersonate``: an HTTPS proxy that answers for a hard-coded host from a folder.
 Import from ``tests.kit``."""
 
+from tests.kit.elf import elf_library
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
 from tests.kit.impersonate import impersonate
 from tests.kit.server import (
@@ -46,6 +47,7 @@ __all__ = [
     "build_simple_index",
     "build_torch_mirror",
     "clean_env",
+    "elf_library",
     "free_port",
     "gzip_bomb",
     "impersonate",
