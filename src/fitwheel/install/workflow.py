@@ -25,7 +25,7 @@ from fitwheel.install.download import Downloaded, Downloader, DownloadItem
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
 from fitwheel.install.precreate import Precreator
-from fitwheel.install.transaction import environment_lock, recover
+from fitwheel.install.transaction import environment_lock, interruptible, recover
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.integrity import HashMismatchError, HashRequiredError
 from fitwheel.platform.profile import Profile
@@ -64,6 +64,7 @@ class InstallRequest:
         compile_bytecode: bool = False,
         jobs: int = 4,
         link_mode: str = "hardlink",
+        allow_overwrite: bool = False,
         break_system_packages: bool = False,
         cert: str | None = None,
         no_cache: bool = False,
@@ -94,6 +95,8 @@ class InstallRequest:
         self.jobs = jobs
         #: install from unpacked wheels in the cache by linking ("hardlink") or copying ("copy")
         self.link_mode = link_mode
+        #: let a wheel replace another installed distribution's files
+        self.allow_overwrite = allow_overwrite
         self.break_system_packages = break_system_packages
         self.cert = cert
         #: use a temporary cache, removed at the end
@@ -201,12 +204,13 @@ def run_install(
     progress: Callable[[str, int], None] | None = None,
     notice: TextIO | None = None,
 ) -> InstallOutcome:
-    if not request.no_cache:
-        return _run_install(request, cache_dir(request), target, profile, progress, notice)
-    import tempfile
+    with interruptible():  # SIGTERM and SIGINT: every cleanup and rollback runs
+        if not request.no_cache:
+            return _run_install(request, cache_dir(request), target, profile, progress, notice)
+        import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="fitwheel-cache-") as tmp:
-        return _run_install(request, Path(tmp), target, profile, progress, notice)
+        with tempfile.TemporaryDirectory(prefix="fitwheel-cache-") as tmp:
+            return _run_install(request, Path(tmp), target, profile, progress, notice)
 
 
 def _run_install(
@@ -263,7 +267,7 @@ def _run_install(
         recovered: list[str] = []
         if not request.dry_run:
             stack.enter_context(environment_lock(env.prefix, notice=notice))
-            recovered = recover(env.prefix)
+            recovered = recover(env.prefix, env.scheme.values())
         fetcher = _Fetcher(request, session, layout, progress)
         stack.callback(fetcher.close)
         outcome = _resolve_and_install(
@@ -458,5 +462,6 @@ def _resolve_and_install(
         link_mode=request.link_mode,
         notice=notice,
         lock=False,
+        allow_overwrite=request.allow_overwrite,
     )
     return outcome
