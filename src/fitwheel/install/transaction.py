@@ -216,7 +216,8 @@ class Transaction:
         the later group's. ``whole``: the folders (``site-packages``) whose top-level folders
         are swapped whole when every file in them is removed."""
         groups = _without_overlaps(placed, groups)
-        removed_set = set(removed)
+        owned = set(removed)
+        removed_set = set(owned)
         if removed_set:
             removed_set -= placed.keys()
             removed_set -= {g.dst + n for g in groups for n in g.names}
@@ -236,17 +237,17 @@ class Transaction:
 
         # top-level folders of site-packages that belong wholly to what is replaced
         swapped: set[str] = set()
-        if removed_set:
+        if owned:
             for root in whole:
                 base = os.path.abspath(root) + os.sep
                 tops = {
                     f[len(base) :].partition(os.sep)[0]
-                    for f in removed_set
+                    for f in owned
                     if f.startswith(base) and os.sep in f[len(base) :]
                 }
                 for top in sorted(tops):
                     path = base + top
-                    if _wholly_owned(path, removed_set):
+                    if _wholly_owned(path, owned):
                         swapped.add(path)
         # folder -> "" (it exists: files go in one by one) or the new (or swapped) folder
         # above it that is built whole; asked once per folder
