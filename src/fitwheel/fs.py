@@ -269,23 +269,31 @@ def link_or_copy(src: StrPath, dst: StrPath, *, link: bool = True) -> bool:
     return False
 
 
-def lock_fd(fd: int, *, wait: bool = True, on_wait: Callable[[], None] | None = None) -> bool:
-    """Take the exclusive ``flock`` on the open file ``fd``. A free lock is taken at once; a held
-    one is waited for (``on_wait`` called first, to say so) when ``wait``, else False is
-    returned. True where the platform has no ``flock`` (no locking there)."""
+def lock_fd(
+    fd: int,
+    *,
+    wait: bool = True,
+    on_wait: Callable[[], None] | None = None,
+    shared: bool = False,
+) -> bool:
+    """Take the exclusive (``shared``: the shared) ``flock`` on the open file ``fd``. A free
+    lock is taken at once; a held one is waited for (``on_wait`` called first, to say so) when
+    ``wait``, else False is returned. True where the platform has no ``flock`` (no locking
+    there). On a file already locked by ``fd`` this converts the lock."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - no flock on this platform
         return True
+    kind = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, kind | fcntl.LOCK_NB)
         return True
     except BlockingIOError:
         if not wait:
             return False
     if on_wait is not None:
         on_wait()
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    fcntl.flock(fd, kind)
     return True
 
 
@@ -301,16 +309,24 @@ class locked:
     """Hold the exclusive lock on ``path`` (a lock file, created with its folder if missing)
     for the block. ``wait=False``: the block runs at once and ``as`` gives False when another
     process holds the lock (nothing is locked then); with ``wait`` it gives True, after waiting
-    when needed (``on_wait`` says so first)."""
+    when needed (``on_wait`` says so first). ``shared``: a shared lock (many holders at once,
+    none while someone holds it exclusively); :meth:`share` turns a held exclusive lock into
+    a shared one. Usable without ``with`` too (:meth:`__enter__`, :meth:`release`)."""
 
-    __slots__ = ("fd", "on_wait", "path", "wait")
+    __slots__ = ("fd", "on_wait", "path", "shared", "wait")
 
     def __init__(
-        self, path: StrPath, *, wait: bool = True, on_wait: Callable[[], None] | None = None
+        self,
+        path: StrPath,
+        *,
+        wait: bool = True,
+        on_wait: Callable[[], None] | None = None,
+        shared: bool = False,
     ) -> None:
         self.path = os.fspath(path)
         self.wait = wait
         self.on_wait = on_wait
+        self.shared = shared
         self.fd = -1
 
     def __enter__(self) -> bool:
@@ -319,7 +335,7 @@ class locked:
             os.makedirs(folder, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:
-            held = lock_fd(fd, wait=self.wait, on_wait=self.on_wait)
+            held = lock_fd(fd, wait=self.wait, on_wait=self.on_wait, shared=self.shared)
         except BaseException:
             os.close(fd)
             raise
@@ -329,10 +345,19 @@ class locked:
         self.fd = fd
         return True
 
-    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+    def share(self) -> None:
+        """Turn the exclusive lock held into a shared one (never waits)."""
+        if self.fd >= 0:
+            lock_fd(self.fd, shared=True)
+            self.shared = True
+
+    def release(self) -> None:
         fd, self.fd = self.fd, -1
         if fd >= 0:
             try:
                 unlock_fd(fd)
             finally:
                 os.close(fd)
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        self.release()

@@ -269,7 +269,9 @@ def _run_install(
             stack.enter_context(environment_lock(env.prefix, notice=notice))
             recovered = recover(env.prefix, env.scheme.values())
         fetcher = _Fetcher(request, session, layout, progress)
-        stack.callback(fetcher.close)
+        # on failure (or interrupt) the downloads and unpacking under way end before the
+        # cache is released (and, with --no-cache, removed); so too with --no-cache
+        stack.push(lambda kind, *_: fetcher.close(wait=kind is not None or request.no_cache))
         outcome = _resolve_and_install(
             request, env, config, source, session, user, profile, fetcher, notice
         )
@@ -294,7 +296,11 @@ class _Fetcher:
         self.unpacked = UnpackedCache(layout.unpacked, verify=request.force_reinstall)
         self.progress = progress
         self.downloader = Downloader(
-            session, layout.wheels, jobs=request.jobs, prepare=self._prepare
+            session,
+            layout.wheels,
+            jobs=request.jobs,
+            prepare=self._prepare,
+            unpacked=self.unpacked.has,
         )
 
     def _prepare(self, item: DownloadItem) -> Precreator | None:
@@ -321,8 +327,9 @@ class _Fetcher:
     def fetch_all(self, items: Sequence[DownloadItem]) -> list[Downloaded]:
         return self.downloader.fetch_all(items, self.progress, then=self._unpack)
 
-    def close(self) -> None:
-        self.downloader.close()
+    def close(self, *, wait: bool = False) -> None:
+        self.downloader.close(wait=wait)
+        self.unpacked.close()
 
 
 def _resolve_and_install(
