@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "install": ("fitwheel.cli.install_cmd", "Install packages, choosing the variant that fits."),
     "variant": ("fitwheel.cli.variant_cmd", "Make, show or strip variant wheels."),
     "index": ("fitwheel.cli.index_cmd", "Build a static variant-aware package index."),
+    "cache": ("fitwheel.cli.cache_cmd", "Show, verify, clean or prune fitwheel's cache."),
 }
 
 

@@ -22,6 +22,7 @@ installing from the cache starts fast.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -253,6 +254,8 @@ class UnpackedCache:
         folder = self.folder(sha256)
         lock = locked(self.lock_path(sha256), shared=True)
         lock.__enter__()
+        with contextlib.suppress(OSError):
+            os.utime(lock.path)  # when it was last used (``fitwheel cache prune``)
         try:
             manifest = self._load(folder)
             if manifest is None:
