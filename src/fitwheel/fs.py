@@ -269,6 +269,69 @@ def link_or_copy(src: StrPath, dst: StrPath, *, link: bool = True) -> bool:
     return False
 
 
+def _errors() -> type[Exception]:
+    from fitwheel.errors import FitwheelError
+
+    return FitwheelError
+
+
+def mount_of(path: StrPath) -> tuple[str, str]:
+    """The mount point holding ``path`` and its filesystem type (from ``/proc/self/mounts``
+    where there is one; else the folder where the device changes, and "unknown")."""
+    real = os.path.realpath(path)
+    best, kind = "", "unknown"
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                fields = line.split()
+                if len(fields) < 3:
+                    continue
+                point = fields[1].replace("\\040", " ")
+                inside = real == point or real.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= len(best):
+                    best, kind = point, fields[2]
+    except OSError:
+        pass
+    if best:
+        return best, kind
+    current = real
+    while not os.path.exists(current) and os.path.dirname(current) != current:
+        current = os.path.dirname(current)
+    try:
+        dev = os.stat(current).st_dev
+        while os.path.dirname(current) != current:
+            parent = os.path.dirname(current)
+            if os.stat(parent).st_dev != dev:
+                break
+            current = parent
+    except OSError:
+        pass
+    return current, kind
+
+
+#: errno -> what it means for a write
+_STORAGE = {
+    28: "no space left on device",
+    122: "the disk quota is exceeded",
+    30: "the filesystem is read-only",
+}
+
+
+def storage_error(exc: BaseException, what: str, path: StrPath, fix: str = "") -> Exception | None:
+    """A :class:`~fitwheel.errors.FitwheelError` for a write that failed because the storage
+    is full (or over quota, or read-only): it names what was written (``what``, under
+    ``path``), the filesystem and the problem. None for any other error."""
+    if not isinstance(exc, OSError) or exc.errno not in _STORAGE:
+        return None
+    point, kind = mount_of(path)
+    where = f" ({exc.filename})" if exc.filename else ""
+    fix = fix or "free some space there and run again"
+    return _errors()(
+        f"cannot write {what} {os.fspath(path)}{where}: {_STORAGE[exc.errno]} on the {kind} "
+        f"filesystem mounted at {point}; {fix}."
+    )
+
+
 def lock_fd(
     fd: int,
     *,

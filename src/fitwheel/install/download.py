@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from fitwheel.errors import FitwheelError
-from fitwheel.fs import CacheLayout, lock_fd
+from fitwheel.fs import CacheLayout, lock_fd, storage_error
 from fitwheel.index.auth import redact
 from fitwheel.index.findlinks import local_path
 from fitwheel.index.http import Session
@@ -83,10 +83,23 @@ class _HashingWriter:
 
     def write(self, data: bytes) -> int:
         self._update(data)
-        return self.handle.write(data)
+        try:
+            return self.handle.write(data)
+        except OSError as exc:
+            # a disk error, not a network one (the HTTP layer reports what it cannot tell)
+            full = storage_error(exc, "a download into the cache", self.handle.name)
+            if full is None:
+                raise
+            raise full from exc
 
     def flush(self) -> None:
-        self.handle.flush()
+        try:
+            self.handle.flush()
+        except OSError as exc:
+            full = storage_error(exc, "a download into the cache", self.handle.name)
+            if full is None:
+                raise
+            raise full from exc
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fitwheel.errors import FitwheelError, InvalidWheelError
+from fitwheel.fs import storage_error
 from fitwheel.install.environment import TargetEnvironment
 from fitwheel.install.linked import LinkPlanError, plan_cached_wheel
 from fitwheel.install.transaction import (
@@ -170,6 +171,9 @@ def install_wheels(
                 except (UnpackError, InvalidWheelError) as exc:
                     raise InstallError(f"{exc}. Nothing was changed in {env.prefix}.") from exc
                 except (LinkPlanError, ValueError, OSError, KeyError) as exc:
+                    full = _storage(exc, env, unpacked)
+                    if full is not None:
+                        raise full from exc
                     raise InstallError(
                         f"cannot install {wheel.path.name}: {exc}. Nothing was changed in "
                         f"{env.prefix}."
@@ -192,8 +196,32 @@ def install_wheels(
         except BaseException:
             txn.abandon()
             raise
-        txn.commit(hook=commit_hook)
+        try:
+            txn.commit(hook=commit_hook)
+        except OSError as exc:
+            full = _storage(exc, env, None)
+            if full is None:
+                raise
+            raise full from exc
     return InstallResult(list(wheels), removed_names, notes)
+
+
+def _storage(
+    exc: BaseException, env: TargetEnvironment, unpacked: UnpackedCache | None
+) -> Exception | None:
+    """A full (or read-only) disk, named: the cache's when the failed path is in it."""
+    path = getattr(exc, "filename", None)
+    if unpacked is not None and path and str(path).startswith(str(unpacked.root)):
+        return storage_error(
+            exc,
+            "the unpacked-wheel cache",
+            unpacked.root,
+            "free some space there or choose another cache with --cache-dir; nothing was "
+            f"changed in {env.prefix}",
+        )
+    return storage_error(
+        exc, "the environment", env.prefix, "free some space there; nothing was changed in it"
+    )
 
 
 #: the files of a virtual environment's own, in its scripts folder

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from fitwheel.errors import FitwheelError
-from fitwheel.fs import locked
+from fitwheel.fs import locked, storage_error
 from fitwheel.install.precreate import Precreator
 from fitwheel.wheel.record import b64, record_line
 
@@ -293,6 +293,16 @@ class UnpackedCache:
                 from fitwheel.install.unpacking import unpack
 
                 manifest = unpack(wheel, tmp)
+            except OSError as exc:
+                full = storage_error(
+                    exc,
+                    "the unpacked-wheel cache",
+                    self.root,
+                    "free some space there or choose another cache with --cache-dir",
+                )
+                if full is None:
+                    raise
+                raise full from exc
             finally:
                 if prepared is not None:
                     prepared.close()
