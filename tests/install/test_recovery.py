@@ -73,12 +73,18 @@ def test_a_stale_journal_naming_paths_outside_deletes_nothing(
         committed,
     )
     # paths inside the environment that no transaction may remove whole: its scheme folders
-    _journal(venv, "txn-000000000002", {"state": "prepared", "created_dirs": [site]})
+    _journal(
+        venv, "txn-000000000002", {"state": "prepared", "operations": [], "created_dirs": [site]}
+    )
     # and a climb out through '..'
     _journal(
         venv,
         "txn-000000000003",
-        {"state": "prepared", "entries": [[f"{site}/../../../../outside", None, None]]},
+        {
+            "state": "prepared",
+            "operations": [],
+            "entries": [[f"{site}/../../../../outside", None, None]],
+        },
     )
     result = install_wheels(env, [])
     assert snapshot(outside) == before_outside
