@@ -244,7 +244,9 @@ class _AtomicOutput:
         handle.close()
 
 
-def link_or_copy(src: StrPath, dst: StrPath, *, link: bool = True) -> bool:
+def link_or_copy(
+    src: StrPath, dst: StrPath, *, link: bool = True, scratch: StrPath | None = None
+) -> bool:
     """Put ``src``'s content at ``dst`` (which must not exist): a hard link when ``link`` and the
     filesystem allows, else a copy that keeps the permission bits, as a link would. True when
     linked.
@@ -252,7 +254,8 @@ def link_or_copy(src: StrPath, dst: StrPath, *, link: bool = True) -> bool:
     Any failure to link other than an existing ``dst`` (another filesystem, a filesystem without
     links, too many links, links not permitted) falls back to the copy; an existing ``dst``
     raises :class:`FileExistsError` either way. Callers placing many files pass ``link=False``
-    after the first fallback (the next links would fail the same way)."""
+    after the first fallback (the next links would fail the same way). ``scratch``: a folder on
+    ``dst``'s filesystem where a copy is made first, so that no reader sees part of it."""
     if link:
         try:
             os.link(src, dst)
@@ -265,7 +268,25 @@ def link_or_copy(src: StrPath, dst: StrPath, *, link: bool = True) -> bool:
         raise FileExistsError(17, "File exists", os.fspath(dst))
     import shutil
 
-    shutil.copy(src, dst)
+    if scratch is None:
+        shutil.copy(src, dst)
+        return False
+    # copied beside, then linked into place: ``dst`` appears whole or not at all
+    tmp = os.path.join(scratch, f".{os.urandom(8).hex()}.tmp")
+    shutil.copy(src, tmp)
+    try:
+        os.link(tmp, dst)
+    except FileExistsError:
+        _unlink_quietly(tmp)
+        raise
+    except OSError:
+        try:
+            os.replace(tmp, dst)  # no links there (checked above that dst does not exist)
+        except OSError:
+            _unlink_quietly(tmp)  # another filesystem than the scratch folder's
+            shutil.copy(src, dst)
+        return False
+    _unlink_quietly(tmp)
     return False
 
 

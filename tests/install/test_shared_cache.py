@@ -2,8 +2,8 @@
 
 import base64
 import csv
-import json
 import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path

@@ -219,6 +219,11 @@ def _storage(
             "free some space there or choose another cache with --cache-dir; nothing was "
             f"changed in {env.prefix}",
         )
+    state = str(env.prefix / ".fitwheel") + os.sep
+    if isinstance(exc, OSError) and path and str(path).startswith(state):
+        # a folder being built in the transaction: name the path it was built for
+        _txn, _sep, final = str(path)[len(state) :].partition(os.sep + "build" + os.sep)
+        exc.filename = os.sep + final if final else None
     return storage_error(
         exc, "the environment", env.prefix, "free some space there; nothing was changed in it"
     )

@@ -331,7 +331,12 @@ class Transaction:
             built_names: list[str] = []
             for name in group.names:
                 rel = name.rpartition("/")[0]
-                if here[rel]:
+                found = here.get(rel)
+                if found is None:  # a folder the group did not list
+                    found = here[rel] = entry_of(group.dst + rel)
+                    if found:
+                        entries.add(found)
+                if found:
                     built_names.append(name)
                     continue
                 direct_names.append(name)
@@ -413,7 +418,7 @@ class Transaction:
                             made.add(parent)
                         _move(op.staged, op.final, parents=False)
                         step(op)
-                _place_all(self.groups, self.link_mode, step if hook else None)
+                _place_all(self.groups, self.link_mode, step if hook else None, self._scratch())
                 _checkpoint()
                 # 4. whole folders: one rename aside, one rename in, .dist-info last
                 for entry in self.entries:
@@ -430,6 +435,15 @@ class Transaction:
             if hook is not None:
                 hook(None)
             _finish(self.folder, [op.final for op in self.operations if op.staged is None])
+
+    def _scratch(self) -> str | None:
+        """Where files copied into shared folders are made first (the transaction folder, on
+        the environment's filesystem), when any are."""
+        if not self.groups:
+            return None
+        folder = os.path.join(self.folder, "copies")
+        os.makedirs(folder, exist_ok=True)
+        return folder
 
     def abandon(self) -> None:
         """Drop a transaction that never started committing."""
@@ -509,14 +523,17 @@ def _without_overlaps(placed: Mapping[str, str], groups: Sequence[LinkGroup]) ->
 _THREADED_FILES = 2000
 
 
-def _place_all(groups: list[LinkGroup], link_mode: str, hook: Any) -> None:
+def _place_all(
+    groups: list[LinkGroup], link_mode: str, hook: Any, scratch: str | None = None
+) -> None:
     """Link (or copy) every file of ``groups`` into place, creating folders as needed (in the
-    worker threads too: creating a folder waits on the file system as linking does)."""
+    worker threads too: creating a folder waits on the file system as linking does).
+    ``scratch``: where copies are made before they take their place."""
     total = sum(len(g.names) for g in groups)
     workers = min(4, os.cpu_count() or 1)
     if hook is not None or workers < 2 or total < _THREADED_FILES:
         for group in groups:
-            _place_names(group.dst, group.src, group.names, link_mode, hook)
+            _place_names(group.dst, group.src, group.names, link_mode, hook, scratch)
         return
     import functools
 
@@ -529,14 +546,19 @@ def _place_all(groups: list[LinkGroup], link_mode: str, hook: Any) -> None:
         for start in range(0, len(group.names), size):
             chunk = group.names[start : start + size]
             targets.append(
-                functools.partial(_place_names, group.dst, group.src, chunk, link_mode, None)
+                functools.partial(
+                    _place_names, group.dst, group.src, chunk, link_mode, None, scratch
+                )
             )
     run_threads(targets)
 
 
-def _place_names(dst: str, src: str, names: list[str], link_mode: str, hook: Any) -> None:
+def _place_names(
+    dst: str, src: str, names: list[str], link_mode: str, hook: Any, scratch: str | None = None
+) -> None:
     """Once a link fails for a reason other than an existing file (another filesystem, links
-    not allowed there), the rest are copied."""
+    not allowed there), the rest are copied (through ``scratch``, when given, so that each
+    appears whole)."""
     try_link = link_mode == "hardlink"
     made: set[str] = set()
     for name in names:
@@ -551,7 +573,7 @@ def _place_names(dst: str, src: str, names: list[str], link_mode: str, hook: Any
                 os.makedirs(dst + folder, exist_ok=True)
             made.add(folder)
         # a copy keeps the executable bits, which the cached file has
-        try_link = link_or_copy(src + name, dst + name, link=try_link)
+        try_link = link_or_copy(src + name, dst + name, link=try_link, scratch=scratch)
         if hook is not None:
             hook(Operation(dst + name, None, src + name))
 
