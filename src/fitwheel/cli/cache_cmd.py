@@ -13,11 +13,6 @@ HELP = "Show, verify, clean or prune fitwheel's cache."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--cache-dir",
-        metavar="DIR",
-        help="the cache (default: FITWHEEL_CACHE_DIR, else the user cache folder)",
-    )
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     sub.add_parser("dir", help="print the cache folder")
     show = sub.add_parser("info", help="entries and bytes in each part of the cache")
@@ -45,6 +40,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="unused for this many days (default 30; 0: everything, index pages too)",
     )
     cut.add_argument("--json", action="store_true", help="print JSON")
+    for action in sub.choices.values():
+        action.add_argument(
+            "--cache-dir",
+            metavar="DIR",
+            help="the cache (default: FITWHEEL_CACHE_DIR, else the user cache folder)",
+        )
 
 
 def _size(count: int) -> str:
@@ -60,6 +61,13 @@ def run(args: argparse.Namespace) -> int:
     from fitwheel.fs import CacheLayout
 
     layout = CacheLayout.locate(args.cache_dir, os.environ)
+    if not layout.root.is_dir():
+        from fitwheel.errors import FitwheelError
+
+        raise FitwheelError(
+            f"there is no cache at {layout.root}: nothing has been installed with it yet "
+            "(check --cache-dir and FITWHEEL_CACHE_DIR)."
+        )
     if args.action == "dir":
         print(layout.root)
         return 0
