@@ -631,6 +631,9 @@ class _Bounds:
         self.own = os.path.realpath(folder)
         self.state = os.path.join(self.prefix, STATE_DIR)
         kept = {self.prefix}
+        # without the scheme: the folders every environment has
+        for name in ("bin", "Scripts", "lib", "lib64", "Lib"):
+            kept.add(os.path.join(self.prefix, name))
         for root in scheme:
             path = os.path.realpath(root)
             while path.startswith(self.prefix + os.sep) and path not in kept:
@@ -652,6 +655,8 @@ class _Bounds:
         if real is None or not real.startswith(self.prefix + os.sep):
             return False
         if real == self.state or real.startswith(self.state + os.sep):
+            return False
+        if folder and os.path.basename(real) in ("site-packages", "dist-packages"):
             return False
         return not (folder and real in self.kept)
 

@@ -45,6 +45,20 @@ def _pinned(spec: SpecifierSet) -> bool:
     return any(s.operator in ("==", "===") and "*" not in s.version for s in spec)
 
 
+class SharedMetadata:
+    """The dependencies and Requires-Python read from wheels' metadata, by wheel URL: one
+    instance given to the providers of several resolutions (one per lock target) reads each
+    wheel's metadata once for all of them."""
+
+    __slots__ = ("gates", "lock", "requires", "requires_python")
+
+    def __init__(self) -> None:
+        self.requires: dict[str, list[tuple[Requirement, str | None]]] = {}
+        self.requires_python: dict[str, str | None] = {}
+        self.lock = threading.Lock()
+        self.gates: dict[str, threading.Lock] = {}
+
+
 class Provider(AbstractProvider[Requirement, Candidate, str]):
     def __init__(
         self,
@@ -56,6 +70,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         preferred: Mapping[NormalizedName, Version] | None = None,
         prefetch_jobs: int = 4,
         on_pin: Callable[[Candidate], None] | None = None,
+        shared: SharedMetadata | None = None,
     ) -> None:
         self.source = source
         self.session = session
@@ -70,15 +85,17 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self.prefetch_jobs = prefetch_jobs
         #: told of each candidate the resolver is about to pin (it may still backtrack)
         self.on_pin = on_pin
-        self._metadata: dict[str, list[tuple[Requirement, str | None]]] = {}
+        # what the wheels' metadata says, by URL: shared by the resolutions of several targets
+        shared = SharedMetadata() if shared is None else shared
+        self._metadata = shared.requires
         self._pool: ThreadPoolExecutor | None = None
         self._prefetched: set[str] = set()
         self._prefetch_lock = threading.Lock()
         self._closed = False
-        self._requires_python: dict[str, str | None] = {}
+        self._requires_python = shared.requires_python
         # one fetch of each wheel's metadata, whether a prefetch thread or the resolver asks first
-        self._metadata_lock = threading.Lock()
-        self._metadata_gates: dict[str, threading.Lock] = {}
+        self._metadata_lock = shared.lock
+        self._metadata_gates = shared.gates
 
     # -- resolvelib interface -------------------------------------------------------------------
     def identify(self, requirement_or_candidate: Requirement | Candidate) -> str:
@@ -176,6 +193,11 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             return SpecifierSet(spec).contains(self.source.options.python_version, prereleases=True)
         except InvalidSpecifier:
             return True
+
+    def requires_python_of(self, link: Any) -> str | None:
+        """A wheel's Requires-Python: the index's, else its metadata's if it was read."""
+        found: str | None = link.requires_python or self._requires_python.get(link.url)
+        return found
 
     def is_satisfied_by(self, requirement: Requirement, candidate: Candidate) -> bool:
         if canonicalize_name(requirement.name) != candidate.name:

@@ -21,7 +21,7 @@ from fitwheel.index.http import Session
 from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
 from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
-from fitwheel.resolve.provider import Provider
+from fitwheel.resolve.provider import Provider, SharedMetadata
 from fitwheel.resolve.requirements import UserInput
 from fitwheel.variants.names import canonicalize_name
 
@@ -35,7 +35,7 @@ class UnsupportedDeviceError(ResolutionError):
 
 
 class Resolution:
-    __slots__ = ("decisions", "pins", "requested", "traces")
+    __slots__ = ("decisions", "pins", "requested", "specifiers", "traces")
 
     def __init__(
         self,
@@ -43,11 +43,17 @@ class Resolution:
         requested: frozenset[NormalizedName],
         traces: Mapping[tuple[NormalizedName, str], VersionTrace],
         decisions: list[str] | None = None,
+        specifiers: Mapping[NormalizedName, SpecifierSet] | None = None,
     ) -> None:
         self.pins = pins
         self.requested = requested
         self.traces = traces
         self.decisions: list[str] = [] if decisions is None else decisions
+        #: every project's requirements and constraints together (what another version of it
+        #: would have to satisfy)
+        self.specifiers: Mapping[NormalizedName, SpecifierSet] = (
+            {} if specifiers is None else specifiers
+        )
 
     def trace_of(self, candidate: Candidate) -> VersionTrace | None:
         return self.traces.get((candidate.name, str(candidate.version)))
@@ -79,10 +85,12 @@ def resolve(
     devices: Sequence[Device] = (),
     allow_fallback: bool = False,
     on_pin: Callable[[Candidate], None] | None = None,
+    shared: SharedMetadata | None = None,
 ) -> Resolution:
     """Pin a candidate for every requirement and dependency. ``on_pin`` hears of each
     candidate as the resolver is about to pin it (before its dependencies are read), so that
-    its download can start; a later backtrack may still drop it."""
+    its download can start; a later backtrack may still drop it. ``shared`` holds the wheels'
+    metadata across several resolutions (one per lock target)."""
     from resolvelib import Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
@@ -104,6 +112,7 @@ def resolve(
         no_deps=no_deps,
         preferred=preferred,
         on_pin=on_pin,
+        shared=shared,
     )
     decisions: list[str] = []
     roots: list[Requirement] = []
@@ -120,7 +129,7 @@ def resolve(
     try:
         result = resolver.resolve(roots, max_rounds=2000)
     except ResolutionImpossible as exc:
-        raise ResolutionError(_impossible_message(exc, source)) from None
+        raise ResolutionError(_impossible_message(exc, provider, constraints)) from None
     except ResolutionTooDeep as exc:
         raise ResolutionError(
             f"the requirements could not be resolved within {exc.round_count} rounds; "
@@ -130,27 +139,54 @@ def resolve(
         provider.close()
     pins = [c for key, c in result.mapping.items() if "[" not in key]
     pins.sort(key=lambda c: c.name)
-    resolution = Resolution(pins, requested, source.traces, decisions)
+    specifiers: dict[NormalizedName, SpecifierSet] = dict(constraints)
+    for key, criterion in result.criteria.items():
+        name = canonicalize_name(key.split("[", 1)[0])
+        for info in criterion.information:
+            specifiers[name] = specifiers.get(name, SpecifierSet()) & info.requirement.specifier
+    resolution = Resolution(pins, requested, source.traces, decisions, specifiers)
     if not allow_fallback:
         check_gpu_fallback(resolution, devices)
     return resolution
 
 
-def _impossible_message(exc: Any, source: CandidateSource) -> str:
+def _impossible_message(
+    exc: Any, provider: Provider, constraints: Mapping[NormalizedName, SpecifierSet]
+) -> str:
+    """The causes of a failed resolution: for a project that nothing can satisfy, why (see
+    :mod:`fitwheel.resolve.diagnose`); for a conflict, the chain of requirements."""
+    from fitwheel.resolve.diagnose import unavailable_reason
+
+    source = provider.source
     parts = []
+    named: list[str] = []
     for cause in exc.causes:
         req = cause.requirement
         name = canonicalize_name(req.name)
         parent = f" (needed by {cause.parent.name} {cause.parent.version})" if cause.parent else ""
+        forced = source.options.forced.get(name)
+        reason = None
+        if forced is None:
+            spec = req.specifier & constraints.get(name, SpecifierSet())
+            try:
+                reason = unavailable_reason(name, spec, source, provider.requires_python_of)
+            except FitwheelError:
+                reason = None
+        if reason is not None:
+            named.append(f"{req}{parent}: {reason}")
+            continue
         available = [str(version) for version, _wheels in source.versions(name)]
         offer = (
             ", ".join(available[:8]) if available else "no wheel for this interpreter and platform"
         )
-        forced = source.options.forced.get(name)
         if forced is not None:
             offer += f" (--variant {name}={forced} allows only that label)"
+        if name in constraints:
+            offer += f" (constrained to {constraints[name]})"
         parts.append(f"{req}{parent}: available {offer}")
-    why = "; ".join(dict.fromkeys(parts))
+    if named and not parts:
+        return f"cannot install {'; '.join(dict.fromkeys(named))}."
+    why = "; ".join(dict.fromkeys(named + parts))
     return (
         f"no set of versions satisfies the requirements: {why}. Loosen a pin, add an index, "
         "or pass --pre for pre-releases."
