@@ -387,7 +387,9 @@ class Transaction:
                 hook(op)
             _checkpoint()
 
-        with deferred():
+        # interruptible here too: a commit outside an install (uninstall, sync) rolls back on
+        # SIGTERM and SIGINT as well
+        with interruptible(), deferred():
             try:
                 _checkpoint()
                 # 2. the new folders, complete, out of sight
