@@ -1,10 +1,13 @@
-"""The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``) and
-hermetic environments (``make_venv``, ``clean_env``). Import from ``tests.kit``."""
+"""The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``;
+hostile on request, with ``gzip_bomb``) and hermetic environments (``make_venv``,
+``clean_env``). Import from ``tests.kit``."""
 
+from tests.kit.elf import elf_library
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
 from tests.kit.server import (
     ServerState,
     free_port,
+    gzip_bomb,
     nginx_binary,
     self_signed_cert,
     serve,
@@ -21,6 +24,7 @@ from tests.kit.wheels import (
     make_wheel,
     members,
     record_hash,
+    rewrite_wheel,
     sha256_of,
     torch_like,
     variant_doc,
@@ -37,7 +41,9 @@ __all__ = [
     "ServerState",
     "build_simple_index",
     "clean_env",
+    "elf_library",
     "free_port",
+    "gzip_bomb",
     "installed_build",
     "make_venv",
     "make_wheel",
@@ -45,6 +51,7 @@ __all__ = [
     "nginx_binary",
     "offline_env",
     "record_hash",
+    "rewrite_wheel",
     "self_signed_cert",
     "serve",
     "serve_nginx",

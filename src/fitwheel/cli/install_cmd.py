@@ -85,10 +85,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="do not check the HTTPS certificate of HOST (or HOST:PORT) (repeatable)",
     )
     index.add_argument(
-        "--timeout", type=float, metavar="SEC", help="seconds to wait for an index (default 30)"
+        "--timeout",
+        type=float,
+        metavar="SEC",
+        help="seconds to wait for a server's answer, and for each stretch of a download to "
+        "make progress (default 30; pages must be whole within 4 times this)",
     )
     index.add_argument(
-        "--retries", type=int, metavar="N", help="retries of a failed request (default 3)"
+        "--retries",
+        type=int,
+        metavar="N",
+        help="times to try a request again after a failure or time-out (default 3)",
     )
     index.add_argument("--cache-dir", metavar="DIR", help="where downloads and pages are cached")
     index.add_argument(
@@ -187,6 +194,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     out.add_argument("--report", metavar="FILE", help="write a JSON report ('-' for stdout)")
     out.add_argument("--compile", action="store_true", help="byte-compile installed modules")
+    out.add_argument(
+        "--verify",
+        action="store_true",
+        help="after installing, run doctor's static checks on what was installed and fail "
+        "when a build does not fit this machine",
+    )
     out.add_argument("-j", "--jobs", type=int, default=4, metavar="N", help="parallel downloads")
 
 
@@ -263,6 +276,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("name at least one requirement, or pass -r FILE.")
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1.")
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError("--timeout must be a number of seconds above 0.")
+    if args.retries is not None and args.retries < 0:
+        raise UsageError("--retries must be 0 or more.")
     request = InstallRequest(
         requirements=args.requirements,
         requirement_files=args.requirement_files,
@@ -321,4 +338,26 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet and args.report != "-":
         for line in _summary(outcome, args.dry_run):
             print(line)
+    if args.verify and not args.dry_run:
+        _verify(args, outcome, profile)
     return 0
+
+
+def _verify(args: argparse.Namespace, outcome: InstallOutcome, profile: Profile | None) -> None:
+    """``--verify``: doctor's static checks on the distributions this install chose."""
+    from fitwheel.doctor.diagnose import verify_or_raise
+
+    if profile is None:  # --no-variants: the machine still has to run what was installed
+        from fitwheel.cli._targets import resolve_target
+
+        profile = resolve_target(args).profile
+    names = [str(p.candidate.name) for p in outcome.planned]
+    passed = verify_or_raise(
+        outcome.environment,
+        profile,
+        names,
+        gpu_policy=getattr(args, "gpu_policy", None) or "all",
+        requirements=not args.no_deps,
+    )
+    if not args.quiet:
+        print(f"Verified: {passed} checks passed")

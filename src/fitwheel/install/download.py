@@ -76,6 +76,11 @@ class _HashingWriter:
             remaining -= len(chunk)
         return self.handle.seek(offset)
 
+    @property
+    def name(self) -> str:
+        """The file's path (for a write error's message)."""
+        return str(self.handle.name)
+
     def truncate(self, size: int | None = None) -> int:
         return self.handle.truncate(size)
 
@@ -86,14 +91,7 @@ class _HashingWriter:
 
     def write(self, data: bytes) -> int:
         self._update(data)
-        try:
-            return self.handle.write(data)
-        except OSError as exc:
-            # a disk error, not a network one (the HTTP layer reports what it cannot tell)
-            full = storage_error(exc, "a download into the cache", self.handle.name)
-            if full is None:
-                raise
-            raise full from exc
+        return self.handle.write(data)  # a write error: the session names the file
 
     def flush(self) -> None:
         try:

@@ -17,14 +17,16 @@ from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import CacheLayout, cache_root
+from fitwheel.index.auth import redact
 from fitwheel.index.config import IndexConfig, PipSettings, load_index_config, load_pip_settings
 from fitwheel.index.finder import Finder
-from fitwheel.index.http import Session
+from fitwheel.index.http import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Session
 from fitwheel.index.httpcache import HttpCache
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
 from fitwheel.install.precreate import Precreator
+from fitwheel.install.resolved import Resolved
 from fitwheel.install.transaction import environment_lock, interruptible, recover
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.integrity import HashMismatchError, HashRequiredError
@@ -183,6 +185,19 @@ def installed_label(dist: object) -> str | None:
     return variant_of(text, "variant.json")[0]
 
 
+def _resolved(resolution: Resolution, cand: Candidate) -> Resolved:
+    """What the resolver took ``cand``'s wheel to be: the metadata it read (and from where) and
+    the variant it chose."""
+    link = cand.link
+    trace = resolution.trace_of(cand)
+    return Resolved(
+        metadata=resolution.metadata.get(link.url),
+        metadata_source=redact(link.metadata_url if link.metadata_hashes is not None else link.url),
+        variant=cand.variant,
+        variants_source=trace.variants_source if trace is not None else None,
+    )
+
+
 def cache_dir(request: InstallRequest) -> Path:
     """``--cache-dir``, else ``FITWHEEL_CACHE_DIR``, else the user cache folder."""
     return cache_root(request.cache_dir, request.env)
@@ -275,8 +290,8 @@ def _run_install(
     session = Session(
         env=request.env,
         cache=HttpCache(layout.http),
-        retries=3 if request.retries is None else request.retries,
-        timeout=30.0 if request.timeout is None else request.timeout,
+        retries=DEFAULT_RETRIES if request.retries is None else request.retries,
+        timeout=DEFAULT_TIMEOUT if request.timeout is None else request.timeout,
         trusted_hosts=frozenset(request.trusted_hosts),
     )
     config = load_index_config(
@@ -504,6 +519,7 @@ def _resolve_and_install(
                 direct_url={"url": path.as_uri(), "archive_info": {"hashes": {"sha256": p.sha256}}}
                 if direct
                 else None,
+                resolved=_resolved(outcome.resolution, p.candidate),
             )
         )
     outcome.installed = install_wheels(
