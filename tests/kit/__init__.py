@@ -1,9 +1,12 @@
 """The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``;
-hostile on request, with ``gzip_bomb``) and hermetic environments (``make_venv``,
-``clean_env``). Import from ``tests.kit``."""
+hostile on request, with ``gzip_bomb``), hermetic environments (``make_venv``, ``clean_env``), a
+stand-in of PyTorch's download root (``build_torch_mirror``: per-backend, default and variant
+indexes) and ``impersonate``: an HTTPS proxy that answers for a hard-coded host from a folder.
+Import from ``tests.kit``."""
 
 from tests.kit.elf import elf_library
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
+from tests.kit.impersonate import impersonate
 from tests.kit.server import (
     ServerState,
     free_port,
@@ -14,6 +17,7 @@ from tests.kit.server import (
     serve_nginx,
     serve_static,
 )
+from tests.kit.torch_mirror import TorchMirror, build_torch_mirror
 from tests.kit.wheels import (
     FIXTURES,
     H100,
@@ -39,11 +43,14 @@ __all__ = [
     "UV",
     "UV_NVIDIA",
     "ServerState",
+    "TorchMirror",
     "build_simple_index",
+    "build_torch_mirror",
     "clean_env",
     "elf_library",
     "free_port",
     "gzip_bomb",
+    "impersonate",
     "installed_build",
     "make_venv",
     "make_wheel",
