@@ -88,6 +88,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--check", action="store_true",
         help="write nothing; exit 1 with a summary when the lock is not what these inputs give",
     )  # fmt: skip
+    from fitwheel.cli._torch import add_torch_arguments
+
+    add_torch_arguments(parser)
     from fitwheel.cli._lockhosts import add_report_arguments
 
     add_report_arguments(parser)
@@ -95,8 +98,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def explain_lines(outcome: LockOutcome) -> list[str]:
     lines = []
-    for target, resolution in zip(outcome.targets, outcome.resolutions, strict=True):
+    for target, resolution, router in zip(
+        outcome.targets, outcome.resolutions, outcome.routers, strict=True
+    ):
         lines.append(f"target {target.name} ({target.source}): {target.summary()}")
+        if router is not None:
+            lines += [f"  {line}" for line in router.explain_lines()]
         for cand in resolution.pins:
             trace = resolution.trace_of(cand)
             build = f" [{cand.label}]" if cand.label else ""
@@ -118,7 +125,9 @@ def explain_lines(outcome: LockOutcome) -> list[str]:
 
 def report_json(outcome: LockOutcome, output: str) -> dict[str, Any]:
     targets = []
-    for target, resolution in zip(outcome.targets, outcome.resolutions, strict=True):
+    for target, resolution, router in zip(
+        outcome.targets, outcome.resolutions, outcome.routers, strict=True
+    ):
         packages = []
         for cand in resolution.pins:
             packages.append(
@@ -136,6 +145,7 @@ def report_json(outcome: LockOutcome, output: str) -> dict[str, Any]:
                 "profile": target.source,
                 "marker": target.marker,
                 "summary": target.summary(),
+                "torch_backend": router.report() if router is not None else None,
                 "packages": packages,
             }
         )
@@ -201,6 +211,9 @@ def run(args: argparse.Namespace) -> int:
         cert=args.cert,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
     )
+    from fitwheel.cli._torch import torch_settings_of
+
+    request.torch = torch_settings_of(args)
     outcome = run_lock(request, targets, None if args.upgrade else previous)
     for warning in outcome.warnings:
         print(f"fitwheel: warning: {warning}", file=sys.stderr)

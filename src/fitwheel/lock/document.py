@@ -131,6 +131,10 @@ class TargetRecord:
     profile: str = ""
     #: the sha256 of the profile's JSON (lock --check notices a changed profile)
     profile_sha256: str = ""
+    #: the torch backend whose index the target's torch projects came from ("" for none), and
+    #: what was asked for ("auto", or the backend named)
+    torch_backend: str = ""
+    torch_backend_requested: str = ""
 
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -143,6 +147,10 @@ class TargetRecord:
             out["profile"] = self.profile
         if self.profile_sha256:
             out["profile-sha256"] = self.profile_sha256
+        if self.torch_backend:
+            out["torch-backend"] = self.torch_backend
+        if self.torch_backend_requested:
+            out["torch-backend-requested"] = self.torch_backend_requested
         return out
 
     def describe(self) -> str:
@@ -340,6 +348,8 @@ def _targets(raw: Any, source: str) -> tuple[TargetRecord, ...]:
                 _str(item, "python-version", source, where, required=False) or "",
                 _str(item, "profile", source, where, required=False) or "",
                 _str(item, "profile-sha256", source, where, required=False) or "",
+                _str(item, "torch-backend", source, where, required=False) or "",
+                _str(item, "torch-backend-requested", source, where, required=False) or "",
             )
         )
     return tuple(out)
