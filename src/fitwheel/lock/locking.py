@@ -10,7 +10,8 @@ because each may take its torch projects from another index: with ``--torch-back
 ``auto`` deciding from that target's profile (its GPUs, driver, ROCm), not this machine's.
 A single resolution with all targets in view would have to pick one version for all of them,
 which is wrong when targets differ in Python version or when a release dropped one GPU;
-per-target resolutions over shared metadata give each target what ``install`` would give it, at little more than the cost of one.
+per-target resolutions over shared metadata give each target what ``install`` would give it,
+at little more than the cost of one.
 """
 
 from __future__ import annotations
@@ -390,7 +391,8 @@ def _build(
                 raise LockError(
                     f"{cand.link.filename} is served with different contents by "
                     f"{public_url(known.url)} and {public_url(cand.link.url)}; a lock can "
-                    "hold only one file of that name: lock those targets separately, or pin another version."
+                    "hold only one file of that name: lock those targets separately, or pin "
+                    "another version."
                 )
         wheels = tuple(
             LockedWheel(
