@@ -151,6 +151,16 @@ def test_the_lock_is_the_same_from_the_environment_or_the_settings_file(
     assert third.read_text() == first
     check = fitwheel(*locked.args(locked.lock), "--check", FITWHEEL_CONFIG=str(config))
     assert check.returncode == 0, check.stderr
+    # without any torch setting, --check re-locks with the backend and root the lock records
+    index = ["--index-url", locked.mirror.default_index(locked.url)]
+    common = ["lock", "--check", "-o", str(locked.lock), "--cache-dir", str(tmp_path), *index]
+    recorded = fitwheel(*common)
+    assert recorded.returncode == 0, recorded.stderr
+    # a backend named now wins over the recorded one: the lock is stale
+    named = fitwheel(*common, "--torch-backend", "cpu")
+    assert named.returncode == 1
+    assert "torch for h100: 2.10.0+cu128 torch-2.10.0+cu128-" in named.stderr
+    assert "-> 2.10.0+cpu torch-2.10.0+cpu-" in named.stderr
 
 
 @pytest.mark.parametrize("target", list(TARGETS))

@@ -13,6 +13,7 @@ from fitwheel.errors import FitwheelError, UsageError
 if TYPE_CHECKING:
     from fitwheel.lock.document import Lock
     from fitwheel.lock.locking import LockOutcome
+    from fitwheel.torchbackend.routing import TorchSettings
 
 HELP = "Resolve for several targets and write one pylock.toml."
 
@@ -164,6 +165,31 @@ def _previous(path: Path) -> Lock | None:
     return read_lock(str(path)) if path.exists() else None
 
 
+def _torch_settings(args: argparse.Namespace, previous: Lock | None, output: Path) -> TorchSettings:
+    """The torch settings in force (flags over environment over files); where none is given,
+    the backend and index root the lock was made with, so that ``lock --check`` and
+    ``lock --upgrade`` re-lock as before."""
+    import dataclasses
+
+    from fitwheel.cli._torch import torch_settings_of
+
+    settings = torch_settings_of(args)
+    if previous is None:
+        return settings
+    recorded = previous.torch_backend_requested()
+    if settings.backend is None and recorded:
+        settings = dataclasses.replace(
+            settings, backend=recorded, backend_origin=f"{output} (the backend it was locked with)"
+        )
+    if previous.torch_index_url and settings.index_url_origin == "the default":
+        settings = dataclasses.replace(
+            settings,
+            index_url=previous.torch_index_url,
+            index_url_origin=f"{output} (the index root it was locked with)",
+        )
+    return settings
+
+
 def run(args: argparse.Namespace) -> int:
     from fitwheel.cli._lockhosts import lock_targets
     from fitwheel.lock.locking import LockRequest, diff_summary, run_lock
@@ -211,9 +237,7 @@ def run(args: argparse.Namespace) -> int:
         cert=args.cert,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
     )
-    from fitwheel.cli._torch import torch_settings_of
-
-    request.torch = torch_settings_of(args)
+    request.torch = _torch_settings(args, previous, output)
     outcome = run_lock(request, targets, None if args.upgrade else previous)
     for warning in outcome.warnings:
         print(f"fitwheel: warning: {warning}", file=sys.stderr)

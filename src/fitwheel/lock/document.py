@@ -15,7 +15,8 @@
     [packages.tool.fitwheel.targets]   target name -> the file that target installs
 
     [tool.fitwheel]
-    requirements, constraints, targets = [{ name, marker, summary, ... }]
+    requirements, constraints, torch-index-url?,
+    targets = [{ name, marker, summary, ..., torch-backend?, torch-backend-requested? }]
 
 ``packages.marker`` holds plain PEP 508 markers only (PEP 825 keeps variant markers out of it):
 the targets using an entry, when their markers tell them from the others. Which build a host
@@ -166,6 +167,12 @@ class Lock:
     requires_python: str | None = None
     environments: tuple[str, ...] = ()
     source: str = "pylock.toml"
+    #: the root of the per-backend indexes the torch projects came from (None: none did)
+    torch_index_url: str | None = None
+
+    def torch_backend_requested(self) -> str | None:
+        """The ``--torch-backend`` the lock was made with ("auto" or a backend), if any."""
+        return next((t.torch_backend_requested for t in self.targets if t.torch_backend), None)
 
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {"lock-version": LOCK_VERSION}
@@ -178,6 +185,8 @@ class Lock:
         tool: dict[str, Any] = {"requirements": list(self.requirements)}
         if self.constraints:
             tool["constraints"] = list(self.constraints)
+        if self.torch_index_url:
+            tool["torch-index-url"] = self.torch_index_url
         tool["targets"] = [t.to_toml() for t in self.targets]
         out["tool"] = {"fitwheel": tool}
         return out
@@ -398,6 +407,7 @@ def loads_lock(text: str, source: str) -> Lock:
         _str(data, "requires-python", source, "requires-python", required=False),
         _strings(data.get("environments"), source, "environments"),
         source,
+        _str(ours, "torch-index-url", source, "tool.fitwheel", required=False),
     )
 
 

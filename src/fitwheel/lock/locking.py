@@ -448,6 +448,10 @@ def _build(
         tuple(str(item.requirement) for item in user.constraints),
         f">={lowest}",
         environments,
+        torch_index_url=next(
+            (public_url(r.settings.index_url) for r in routers if r is not None and r.backend),
+            None,
+        ),
     )
 
 
