@@ -159,6 +159,7 @@ def test_the_lock_is_the_same_from_the_environment_or_the_settings_file(
     # a backend named now wins over the recorded one: the lock is stale
     named = fitwheel(*common, "--torch-backend", "cpu")
     assert named.returncode == 1
+    assert "target h100: torch backend cu128 -> cpu" in named.stderr
     assert "torch for h100: 2.10.0+cu128 torch-2.10.0+cu128-" in named.stderr
     assert "-> 2.10.0+cpu torch-2.10.0+cpu-" in named.stderr
 

@@ -16,6 +16,7 @@ at little more than the cost of one.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -494,7 +495,13 @@ def diff_summary(old: Lock, new: Lock) -> list[str]:
         elif new_t is None:
             lines.append(f"target {name}: removed")
         elif old_t != new_t:
-            lines.append(f"target {name}: its profile or environment changed")
+            backends = [(t.torch_backend or "none") for t in (old_t, new_t)]
+            if dataclasses.replace(old_t, torch_backend="", torch_backend_requested="") == (
+                dataclasses.replace(new_t, torch_backend="", torch_backend_requested="")
+            ):
+                lines.append(f"target {name}: torch backend {backends[0]} -> {backends[1]}")
+            else:
+                lines.append(f"target {name}: its profile or environment changed")
 
     def files(lock: Lock) -> dict[tuple[str, str], str]:
         return {
