@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -127,8 +128,6 @@ class _Shared:
     (variants.json) by URL, each fetched once for every target."""
 
     def __init__(self) -> None:
-        import threading
-
         self.lock = threading.Lock()
         self.pages: dict[tuple[str, str], list[Link] | None] = {}
         self.files: dict[str, bytes] = {}
