@@ -218,3 +218,31 @@ def test_a_gpu_machine_no_target_was_locked_for_does_not_take_the_cpu_build(
     )  # fmt: skip
     assert fallback.returncode == 0, fallback.stderr
     assert json.loads(fallback.stdout)["target"] == "cpu-x86"
+
+
+def test_a_backend_named_by_hand_is_locked_for_every_target_and_synced_as_locked(
+    locked: Locked, tmp_path: Path
+) -> None:
+    lock = tmp_path / "named.toml"
+    done = fitwheel(
+        "lock", "torch", "-o", str(lock), "--cache-dir", str(tmp_path / "cache"),
+        "--index-url", locked.mirror.default_index(locked.url),
+        "--torch-backend", "cu128", "--torch-index-url", locked.mirror.torch_index(locked.url),
+        "--profile", str(locked.profiles["h100"]), "--profile", str(locked.profiles["cpu-x86"]),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    entries = _entries(lock, "torch")
+    assert {t: e["version"] for t, (e, _w) in entries.items()} == {
+        "h100": "2.10.0+cu128", "cpu-x86": "2.10.0+cu128",
+    }  # fmt: skip
+    records = tomllib.loads(lock.read_text())["tool"]["fitwheel"]["targets"]
+    assert {r["torch-backend-requested"] for r in records} == {"cu128"}
+    # the CPU-only machine gets what was named for it: no check against its hardware
+    venv = make_venv(tmp_path / "venv")
+    sync = fitwheel(
+        "sync", str(lock), "--python", str(venv), "--dry-run", "--report", "-",
+        "--sysroot", str(MACHINES / "nogpu-server"), "--cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert sync.returncode == 0, sync.stderr
+    files = {f["name"]: f["filename"] for f in json.loads(sync.stdout)["install"]}
+    assert files["torch"].startswith("torch-2.10.0+cu128-")
