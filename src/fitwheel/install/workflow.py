@@ -40,7 +40,8 @@ from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target
 
 if TYPE_CHECKING:
-    from fitwheel.torchbackend.routing import Router, TorchSettings
+    from fitwheel.torchbackend.routing import Router
+    from fitwheel.torchbackend.settings import TorchSettings
 
 
 class InstallRequest:
@@ -459,8 +460,7 @@ def _add_torch_warnings(
     """The fallback that was accepted, and GPU builds for a GPU the target does not have."""
     if profile is None and router is None:
         return
-    from fitwheel.torchbackend.gpubuild import gpu_build_warnings
-    from fitwheel.torchbackend.table import load_backend_table
+    from fitwheel.torchbackend.gpubuild import build_kind, gpu_build_warnings
 
     env, resolution, planned = outcome.environment, outcome.resolution, outcome.planned
     out = outcome.warnings
@@ -476,6 +476,11 @@ def _add_torch_warnings(
             f"no torch backend runs on the GPU here ({gpus}); the cpu build is installed "
             "because --allow-fallback accepts it"
         )
+    pinned = [c.name for c in resolution.pins]
+    if not any(build_kind(c, pinned) for c in resolution.pins):
+        return  # no GPU build at all: the table is not needed
+    from fitwheel.torchbackend.table import load_backend_table
+
     table = load_backend_table()
     projects = {canonicalize_name(p) for p in table.projects}
     if request.torch is not None:
