@@ -148,14 +148,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAMES",
-        help="accepted for pip compatibility: fitwheel installs wheels only",
+        help="never build these packages from source (comma-separated names, :all: or :none:; "
+        "as pip)",
     )
     choice.add_argument(
         "--no-binary",
         action="append",
         default=[],
         metavar="NAMES",
-        help="refused for the named packages: fitwheel does not build sdists",
+        help="build these packages from their source distributions instead of using wheels "
+        "(comma-separated names, :all: or :none:; as pip)",
+    )
+    choice.add_argument(
+        "--build-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long each step of a source build may run (default 900)",
     )
     out = parser.add_argument_group("output")
     out.add_argument("--dry-run", action="store_true", help="resolve and report; change nothing")
@@ -178,10 +187,6 @@ def _forced(values: list[str]) -> dict[str, str]:
             raise UsageError(f"--variant {item!r}: expected NAME=LABEL, e.g. torch=cuda12.8.")
         out[name.strip()] = label.strip()
     return out
-
-
-def _split_names(values: list[str]) -> list[str]:
-    return [n.strip() for v in values for n in v.split(",") if n.strip()]
 
 
 def _target(args: argparse.Namespace) -> tuple[Target | None, Profile | None, str]:
@@ -243,6 +248,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("name at least one requirement, or pass -r FILE.")
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1.")
+    if args.build_timeout is not None and not args.build_timeout > 0:
+        raise UsageError("--build-timeout must be a positive number of seconds.")
     request = InstallRequest(
         requirements=args.requirements,
         requirement_files=args.requirement_files,
@@ -262,7 +269,9 @@ def run(args: argparse.Namespace) -> int:
         upgrade=args.upgrade,
         force_reinstall=args.force_reinstall,
         require_hashes=args.require_hashes,
-        no_binary=_split_names(args.no_binary),
+        no_binary=args.no_binary,
+        only_binary=args.only_binary,
+        build_timeout=args.build_timeout,
         compile_bytecode=args.compile,
         jobs=args.jobs,
         no_cache=args.no_cache_dir,

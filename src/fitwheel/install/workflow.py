@@ -2,6 +2,10 @@
 
 :func:`run_install` takes an :class:`InstallRequest` (what the flags say) and returns an
 :class:`InstallOutcome` (what was chosen, kept, fetched and installed); the CLI only renders it.
+
+A pinned source distribution is built into a wheel by :class:`fitwheel.sdist.builder.
+SourceBuilder`, whose build environments this same workflow fills (the build requirements are
+resolved and installed by fitwheel, with the request's indexes, caches and format options).
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from packaging.utils import NormalizedName
 from packaging.version import InvalidVersion, Version
@@ -34,6 +38,9 @@ from fitwheel.resolve.requirements import UserInput, UserRequirement, collect
 from fitwheel.resolve.resolver import Resolution, resolve, skipped_versions
 from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target
+
+if TYPE_CHECKING:
+    from fitwheel.sdist.builder import SourceBuilder
 
 
 class InstallRequest:
@@ -61,6 +68,9 @@ class InstallRequest:
         force_reinstall: bool = False,
         require_hashes: bool = False,
         no_binary: Sequence[str] = (),
+        only_binary: Sequence[str] = (),
+        build_timeout: float | None = None,
+        building: frozenset[str] = frozenset(),
         compile_bytecode: bool = False,
         jobs: int = 4,
         link_mode: str = "hardlink",
@@ -89,7 +99,13 @@ class InstallRequest:
         self.upgrade = upgrade
         self.force_reinstall = force_reinstall
         self.require_hashes = require_hashes
+        #: pip's --no-binary / --only-binary values (see :mod:`fitwheel.resolve.formats`)
         self.no_binary = no_binary
+        self.only_binary = only_binary
+        #: seconds each build backend hook may run (None: the default)
+        self.build_timeout = build_timeout
+        #: the projects whose build environment this install fills (a cycle guard)
+        self.building = building
         self.compile_bytecode = compile_bytecode
         self.jobs = jobs
         #: install from unpacked wheels in the cache by linking ("hardlink") or copying ("copy")
@@ -193,6 +209,18 @@ def _check_hashes_required(
     return by_name
 
 
+def _check_built(cand: Candidate, wheel: Path) -> None:
+    from fitwheel.sdist.backend import BuildError
+    from fitwheel.variants.filenames import WheelFilename
+
+    parsed = WheelFilename.parse(wheel.name)
+    if parsed.normalized_name != cand.name or parsed.parsed_version != cand.version:
+        raise BuildError(
+            f"building {cand.link.filename} made {wheel.name}, which is not {cand.name} "
+            f"{cand.version}: the sdist's name or version does not match what it builds."
+        )
+
+
 def run_install(
     request: InstallRequest,
     *,
@@ -248,6 +276,8 @@ def _run_install(
         config.cert,
     )
     forced = {canonicalize_name(k): v for k, v in request.forced_variants.items()}
+    from fitwheel.resolve.formats import FormatControl
+
     options = Options(
         target=target,
         python_version=env.python_version,
@@ -255,6 +285,7 @@ def _run_install(
         pre=request.pre,
         no_variants=request.no_variants,
         forced=forced,
+        formats=FormatControl(request.no_binary, request.only_binary),
     )
     source = CandidateSource(Finder(config, session, request.index_strategy), options)
     # Hold the environment from the moment its contents are read until the install is done,
@@ -266,8 +297,10 @@ def _run_install(
             recovered = recover(env.prefix)
         fetcher = _Fetcher(request, session, layout, progress)
         stack.callback(fetcher.close)
+        sources = _Sources(request, env, layout, fetcher, target, profile, notice)
+        stack.callback(sources.close)
         outcome = _resolve_and_install(
-            request, env, config, source, session, user, profile, fetcher, notice
+            request, env, config, source, session, user, profile, fetcher, notice, sources
         )
         if outcome.installed is not None:
             outcome.installed.notes[:0] = recovered
@@ -321,6 +354,125 @@ class _Fetcher:
         self.downloader.close()
 
 
+class _Sources:
+    """Source builds for one install: sdists downloaded by the fetcher's downloader (hashes
+    checked), built by one :class:`SourceBuilder` whose build environments are filled by a
+    nested :func:`run_install`."""
+
+    def __init__(
+        self,
+        request: InstallRequest,
+        env: TargetEnvironment,
+        layout: CacheLayout,
+        fetcher: _Fetcher,
+        target: Target | None,
+        profile: Profile | None,
+        notice: TextIO | None,
+    ) -> None:
+        self.request = request
+        self.env = env
+        self.layout = layout
+        self.fetcher = fetcher
+        self.target = target
+        self.profile = profile
+        self.notice = notice
+        self._builder: SourceBuilder | None = None
+        self._downloads: dict[tuple[str, str], Downloaded] = {}
+
+    def builder(self) -> SourceBuilder:
+        from fitwheel.sdist.builder import DEFAULT_BUILD_TIMEOUT, SourceBuilder
+
+        if self._builder is None:
+            request = self.request
+            self._builder = SourceBuilder(
+                self.layout.built,
+                python=self.env.python,
+                tags=self.env.tags,
+                install_requirements=self._install_requirements,
+                env=request.env,
+                timeout=request.build_timeout or DEFAULT_BUILD_TIMEOUT,
+                notice=self._say if self.notice is not None else None,
+            )
+        return self._builder
+
+    def _say(self, line: str) -> None:
+        print(f"fitwheel: {line}", file=self.notice)
+
+    def _guard(self, cand: Candidate) -> str:
+        what = f"{cand.name} {cand.version} ({cand.link.filename})"
+        if cand.name in self.request.building:
+            from fitwheel.sdist.backend import BuildError
+
+            chain = " -> ".join([*sorted(self.request.building), str(cand.name)])
+            raise BuildError(
+                f"building {what} needs {cand.name} itself to build ({chain}): a build "
+                f"requirement cannot be built from its own sdist; add an index or find-links "
+                f"folder that has a wheel of {cand.name}."
+            )
+        return what
+
+    def _install_requirements(self, python: Path, requirements: Sequence[str], what: str) -> None:
+        request = self.request
+        name = what.split(" ", 1)[0]
+        nested = InstallRequest(
+            requirements=list(requirements),
+            index_url=request.index_url,
+            extra_index_urls=request.extra_index_urls,
+            find_links=request.find_links,
+            no_index=request.no_index,
+            index_strategy=request.index_strategy,
+            python=str(python),
+            no_variants=request.no_variants,
+            no_binary=request.no_binary,
+            only_binary=request.only_binary,
+            build_timeout=request.build_timeout,
+            building=request.building | {canonicalize_name(name)},
+            jobs=request.jobs,
+            link_mode=request.link_mode,
+            cert=request.cert,
+            env=request.env,
+            cache_dir=self.layout.root,
+        )
+        if self.notice is not None:
+            self._say(f"installing the build requirements of {what}: {', '.join(requirements)}")
+        try:
+            _run_install(nested, self.layout.root, self.target, self.profile, None, None)
+        except FitwheelError as exc:
+            from fitwheel.sdist.backend import BuildError
+
+            raise BuildError(f"cannot set up the build environment of {what}: {exc}") from None
+
+    def download(
+        self, cand: Candidate, hashes: Mapping[str, frozenset[str]] | None = None
+    ) -> Downloaded:
+        """The sdist, checked against ``hashes`` (default: the published ones)."""
+        wanted = (
+            hashes
+            if hashes is not None
+            else {a: frozenset({h}) for a, h in cand.link.hashes.items()}
+        )
+        key = (cand.link.url, repr(sorted((a, sorted(d)) for a, d in wanted.items())))
+        done = self._downloads.get(key)
+        if done is None:
+            item = DownloadItem(cand.link.filename, cand.link.url, wanted)
+            done = self.fetcher.downloader.fetch(item, self.fetcher.progress)
+            self._downloads[key] = done
+        return done
+
+    def metadata(self, cand: Candidate) -> bytes:
+        what = self._guard(cand)
+        done = self.download(cand)
+        return self.builder().metadata(done.path, done.sha256, what)
+
+    def wheel(self, cand: Candidate, done: Downloaded) -> Path:
+        what = self._guard(cand)
+        return self.builder().wheel(done.path, done.sha256, what)
+
+    def close(self) -> None:
+        if self._builder is not None:
+            self._builder.close()
+
+
 def _resolve_and_install(
     request: InstallRequest,
     env: TargetEnvironment,
@@ -331,6 +483,7 @@ def _resolve_and_install(
     profile: Profile | None,
     fetcher: _Fetcher,
     notice: TextIO | None,
+    sources: _Sources,
 ) -> InstallOutcome:
     installed_dists = env.installed()
     installed: dict[NormalizedName, Version] = {}
@@ -348,7 +501,8 @@ def _resolve_and_install(
             # download (and unpack) each wheel as the resolver pins it, while it goes on
             if installed.get(cand.name) == cand.version and not request.force_reinstall:
                 return  # most likely kept as installed
-            fetcher.start(cand)
+            if not cand.is_sdist:
+                fetcher.start(cand)
 
     resolution = resolve(
         user,
@@ -361,14 +515,8 @@ def _resolve_and_install(
         devices=profile.devices if profile is not None else (),
         allow_fallback=request.allow_fallback,
         on_pin=on_pin,
+        build_metadata=sources.metadata,
     )
-    no_binary = {canonicalize_name(n) for n in request.no_binary}
-    for cand in resolution.pins:
-        if ":all:" in request.no_binary or cand.name in no_binary:
-            raise FitwheelError(
-                f"--no-binary asks to build {cand.name} from source, but fitwheel installs wheels "
-                "only: drop --no-binary for it or build the wheel first."
-            )
     user_hashes = (
         _check_hashes_required(user, resolution)
         if request.require_hashes
@@ -389,6 +537,7 @@ def _resolve_and_install(
             Planned(cand, cand.name in resolution.requested, action, sha256=cand.link.sha256)
         )
     outcome = InstallOutcome(env, config, resolution, planned, None)
+    outcome.warnings += resolution.invalid
     outcome.warnings += skipped_versions(resolution)
     for cand in resolution.pins:
         served = source.finder.served_by.get(cand.name, [])
@@ -428,10 +577,20 @@ def _resolve_and_install(
                 # in for them
                 hashes = dict(pinned.hashes)
         items.append(DownloadItem(p.candidate.link.filename, p.candidate.link.url, hashes))
-    fetched = fetcher.fetch_all(items)
-    for p, done in zip(to_fetch, fetched, strict=True):
-        p.downloaded = done
-        p.sha256 = done.sha256
+    wheel_items = [i for i, p in zip(items, to_fetch, strict=True) if not p.candidate.is_sdist]
+    fetched = iter(fetcher.fetch_all(wheel_items))
+    for p, item in zip(to_fetch, items, strict=True):
+        if p.candidate.is_sdist:
+            # the sdist's hashes (published or pinned) are checked; then the wheel built from it
+            sdist = sources.download(p.candidate, dict(item.hashes))
+            built = sources.wheel(p.candidate, sdist)
+            _check_built(p.candidate, built)
+            from fitwheel.index.findlinks import file_sha256
+
+            p.downloaded = Downloaded(item, built, file_sha256(built), sdist.from_cache)
+        else:
+            p.downloaded = next(fetched)
+        p.sha256 = p.downloaded.sha256
     local = {str(item.wheel_path) for item in user.requirements if item.wheel_path is not None}
     wheels = []
     for p in to_fetch:

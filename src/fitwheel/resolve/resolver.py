@@ -35,7 +35,7 @@ class UnsupportedDeviceError(ResolutionError):
 
 
 class Resolution:
-    __slots__ = ("decisions", "pins", "requested", "traces")
+    __slots__ = ("decisions", "invalid", "pins", "requested", "traces")
 
     def __init__(
         self,
@@ -48,6 +48,8 @@ class Resolution:
         self.requested = requested
         self.traces = traces
         self.decisions: list[str] = [] if decisions is None else decisions
+        #: candidates skipped because their metadata is invalid (one warning line each)
+        self.invalid: list[str] = []
 
     def trace_of(self, candidate: Candidate) -> VersionTrace | None:
         return self.traces.get((candidate.name, str(candidate.version)))
@@ -79,10 +81,12 @@ def resolve(
     devices: Sequence[Device] = (),
     allow_fallback: bool = False,
     on_pin: Callable[[Candidate], None] | None = None,
+    build_metadata: Callable[[Candidate], bytes] | None = None,
 ) -> Resolution:
     """Pin a candidate for every requirement and dependency. ``on_pin`` hears of each
     candidate as the resolver is about to pin it (before its dependencies are read), so that
-    its download can start; a later backtrack may still drop it."""
+    its download can start; a later backtrack may still drop it. ``build_metadata`` gives an
+    sdist candidate's metadata (through its build backend); without it sdists cannot be used."""
     from resolvelib import Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
@@ -104,6 +108,7 @@ def resolve(
         no_deps=no_deps,
         preferred=preferred,
         on_pin=on_pin,
+        build_metadata=build_metadata,
     )
     decisions: list[str] = []
     roots: list[Requirement] = []
@@ -120,7 +125,10 @@ def resolve(
     try:
         result = resolver.resolve(roots, max_rounds=2000)
     except ResolutionImpossible as exc:
-        raise ResolutionError(_impossible_message(exc, source)) from None
+        message = _impossible_message(exc, source)
+        if provider.skipped:
+            message += " Skipped for invalid metadata: " + "; ".join(provider.skipped) + "."
+        raise ResolutionError(message) from None
     except ResolutionTooDeep as exc:
         raise ResolutionError(
             f"the requirements could not be resolved within {exc.round_count} rounds; "
@@ -131,6 +139,7 @@ def resolve(
     pins = [c for key, c in result.mapping.items() if "[" not in key]
     pins.sort(key=lambda c: c.name)
     resolution = Resolution(pins, requested, source.traces, decisions)
+    resolution.invalid = list(provider.skipped)
     if not allow_fallback:
         check_gpu_fallback(resolution, devices)
     return resolution
@@ -138,19 +147,36 @@ def resolve(
 
 def _impossible_message(exc: Any, source: CandidateSource) -> str:
     parts = []
+    builds_refused: list[str] = []
     for cause in exc.causes:
         req = cause.requirement
         name = canonicalize_name(req.name)
         parent = f" (needed by {cause.parent.name} {cause.parent.version})" if cause.parent else ""
         available = [str(version) for version, _wheels in source.versions(name)]
-        offer = (
-            ", ".join(available[:8]) if available else "no wheel for this interpreter and platform"
-        )
+        refused = source.refused_sdists.get(name)
+        if not available and refused:
+            builds_refused.append(source.options.formats.refusal(name))
+            offer = (
+                f"only source distributions ({', '.join(refused[:8])}), builds refused by "
+                f"{source.options.formats.refusal(name)}"
+            )
+        else:
+            offer = (
+                ", ".join(available[:8])
+                if available
+                else "no wheel for this interpreter and platform"
+            )
         forced = source.options.forced.get(name)
         if forced is not None:
             offer += f" (--variant {name}={forced} allows only that label)"
         parts.append(f"{req}{parent}: available {offer}")
     why = "; ".join(dict.fromkeys(parts))
+    if builds_refused:
+        return (
+            f"no set of versions satisfies the requirements: {why}. Drop "
+            f"{' and '.join(dict.fromkeys(builds_refused))} to let fitwheel build them, or "
+            "add an index that has wheels."
+        )
     return (
         f"no set of versions satisfies the requirements: {why}. Loosen a pin, add an index, "
         "or pass --pre for pre-releases."
