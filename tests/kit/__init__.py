@@ -1,7 +1,14 @@
-"""The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``) and
+"""The one test kit: wheels (``make_wheel``), sdists with real backends (``make_sdist``,
+``backend_wheels``), a loopback server (``serve``, ``serve_static``) and
 hermetic environments (``make_venv``, ``clean_env``). Import from ``tests.kit``."""
 
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
+from tests.kit.sdists import (
+    BackendsUnavailable,
+    backend_wheels,
+    make_sdist,
+    make_source_tree,
+)
 from tests.kit.server import (
     ServerState,
     free_port,
@@ -34,11 +41,15 @@ __all__ = [
     "SCHEMA",
     "UV",
     "UV_NVIDIA",
+    "BackendsUnavailable",
     "ServerState",
+    "backend_wheels",
     "build_simple_index",
     "clean_env",
     "free_port",
     "installed_build",
+    "make_sdist",
+    "make_source_tree",
     "make_venv",
     "make_wheel",
     "members",

@@ -159,7 +159,7 @@ def sha256_of(path: Path) -> str:
 def build_simple_index(
     wheels: Path, out: Path, *, metadata_files: bool = True, yanked: Mapping[str, str] | None = None
 ) -> Path:
-    """A static simple index of the wheels and variants.json files in ``wheels``.
+    """A static simple index of the wheels, sdists and variants.json files in ``wheels``.
 
     Each project folder gets ``index.html`` (PEP 503) and ``index.json`` (PEP 691); files are
     copied to ``out/files``. ``yanked`` maps filenames to a yank reason."""
@@ -172,6 +172,8 @@ def build_simple_index(
             key = canonicalize_name(entry.name.split("-", 1)[0])
         elif entry.name.endswith("-variants.json"):
             key = canonicalize_name(entry.name.rsplit("-", 2)[0])
+        elif entry.name.endswith((".tar.gz", ".zip")):
+            key = canonicalize_name(entry.name.rsplit("-", 1)[0])
         else:
             continue
         shutil.copy2(entry, files_dir / entry.name)
@@ -191,7 +193,11 @@ def build_simple_index(
             }
             if entry.name.endswith(".whl") and metadata_files:
                 with zipfile.ZipFile(entry) as zf:
-                    meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+                    meta_name = next(
+                        n
+                        for n in zf.namelist()
+                        if n.endswith(".dist-info/METADATA") and n.count("/") == 1
+                    )
                     meta = zf.read(meta_name)
                 (files_dir / f"{entry.name}.metadata").write_bytes(meta)
                 meta_hash = hashlib.sha256(meta).hexdigest()

@@ -257,6 +257,70 @@ def _run_install(
     if not user.requirements:
         raise FitwheelError("nothing to install: name at least one requirement or pass -r FILE.")
     session = Session(env=request.env, cache=HttpCache(layout.http))
+    with contextlib.ExitStack() as stack:
+        fetcher = _Fetcher(request, session, layout, progress)
+        stack.callback(fetcher.close)
+        sources = _Sources(request, env, layout, fetcher, target, profile, notice)
+        stack.callback(sources.close)
+        user = _build_local_sources(user, sources)
+        return _run_locked(
+            request, env, layout, session, user, target, profile, notice, fetcher, sources
+        )
+
+
+def _build_local_sources(user: UserInput, sources: _Sources) -> UserInput:
+    """Local source trees and sdist files, built into wheels that stand in for them."""
+    if not any(item.source_path is not None for item in user.requirements):
+        return user
+    from packaging.requirements import Requirement
+
+    from fitwheel.index.findlinks import file_sha256
+    from fitwheel.sdist.builder import source_key
+    from fitwheel.variants.filenames import WheelFilename
+
+    out = UserInput(constraints=user.constraints)
+    for item in user.requirements:
+        path = item.source_path
+        if path is None:
+            out.requirements.append(item)
+            continue
+        key = source_key(path) if path.is_dir() else file_sha256(path)
+        if item.hashes and not path.is_dir():
+            # --hash pins on a local sdist are checked as on any download
+            checked = DownloadItem(path.name, path.as_uri(), item.hashes)
+            sources.fetcher.downloader.fetch(checked)
+        wheel = sources.builder().wheel(path, key, str(path))
+        parsed = WheelFilename.parse(wheel.name)
+        if not path.is_dir() and parsed.normalized_name != item.name:
+            raise FitwheelError(
+                f"{path} built {wheel.name}, which is not {item.requirement}: the sdist's "
+                "filename and its metadata disagree."
+            )
+        sources.origins[wheel.resolve()] = (path, key)
+        out.requirements.append(
+            UserRequirement(
+                Requirement(f"{parsed.name}=={parsed.version}"),
+                {},
+                wheel.resolve(),
+                item.origin,
+                path,
+            )
+        )
+    return out
+
+
+def _run_locked(
+    request: InstallRequest,
+    env: TargetEnvironment,
+    layout: CacheLayout,
+    session: Session,
+    user: UserInput,
+    target: Target | None,
+    profile: Profile | None,
+    notice: TextIO | None,
+    fetcher: _Fetcher,
+    sources: _Sources,
+) -> InstallOutcome:
     config = load_index_config(
         index_url=request.index_url,
         extra_index_urls=request.extra_index_urls,
@@ -295,10 +359,6 @@ def _run_install(
         if not request.dry_run:
             stack.enter_context(environment_lock(env.prefix, notice=notice))
             recovered = recover(env.prefix)
-        fetcher = _Fetcher(request, session, layout, progress)
-        stack.callback(fetcher.close)
-        sources = _Sources(request, env, layout, fetcher, target, profile, notice)
-        stack.callback(sources.close)
         outcome = _resolve_and_install(
             request, env, config, source, session, user, profile, fetcher, notice, sources
         )
@@ -377,6 +437,8 @@ class _Sources:
         self.profile = profile
         self.notice = notice
         self._builder: SourceBuilder | None = None
+        #: a wheel built from a local source tree or sdist file -> (that path, its key)
+        self.origins: dict[Path, tuple[Path, str]] = {}
         self._downloads: dict[tuple[str, str], Downloaded] = {}
 
     def builder(self) -> SourceBuilder:
@@ -597,6 +659,22 @@ def _resolve_and_install(
         assert p.downloaded is not None
         path = p.downloaded.path
         direct = str(path) in local
+        direct_url: dict[str, object] | None = (
+            {"url": path.as_uri(), "archive_info": {"hashes": {"sha256": p.sha256}}}
+            if direct
+            else None
+        )
+        origin = sources.origins.get(path.resolve())
+        if origin is not None:
+            source_path, key = origin
+            direct_url = (
+                {"url": source_path.as_uri(), "dir_info": {}}
+                if source_path.is_dir()
+                else {
+                    "url": source_path.as_uri(),
+                    "archive_info": {"hashes": {"sha256": key}},
+                }
+            )
         wheels.append(
             WheelToInstall(
                 path,
@@ -604,9 +682,7 @@ def _resolve_and_install(
                 str(p.candidate.version),
                 requested=p.requested,
                 sha256=p.sha256,
-                direct_url={"url": path.as_uri(), "archive_info": {"hashes": {"sha256": p.sha256}}}
-                if direct
-                else None,
+                direct_url=direct_url,
             )
         )
     outcome.installed = install_wheels(

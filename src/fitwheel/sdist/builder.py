@@ -250,7 +250,11 @@ def source_key(path: Path) -> str:
     digest = hashlib.sha256(str(path.resolve()).encode())
     for item in sorted(path.rglob("*")):
         rel = item.relative_to(path).parts
-        if any(part in (".git", "__pycache__", "build", ".venv", ".tox") for part in rel):
+        if any(
+            part in (".git", "__pycache__", "build", "dist", ".venv", ".tox")
+            or part.endswith(".egg-info")
+            for part in rel
+        ):
             continue
         if item.is_file():
             stat = item.stat()
