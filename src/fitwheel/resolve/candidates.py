@@ -157,9 +157,14 @@ def _read_variants(
         infos.append(loads_variant_info(data, wheel_link.url, "wheel", expected_label=label))
     if not infos:
         return None, None
-    return merge_variant_infos(
-        infos, source=f"variant.json of {name} {version}"
-    ), "wheels' variant.json"
+    from fitwheel.variants.filenames import variants_json_filename
+
+    # PEP 825 allows it; --explain says so, since the index serves no variants file
+    said = (
+        f"the wheels' own variant.json (the index serves no "
+        f"{variants_json_filename(name, version)})"
+    )
+    return merge_variant_infos(infos, source=f"variant.json of {name} {version}"), said
 
 
 #: a compatible wheel: its link, parsed filename and best tag rank (0: most specific); an sdist
