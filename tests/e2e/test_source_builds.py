@@ -77,6 +77,23 @@ def dists(tmp_path_factory: pytest.TempPathFactory, backends: Path) -> Path:
         backend="legacy",
         files={"setup.py": "raise SystemExit('broken-like: the compiler said no')\n"},
     )
+    make_sdist(
+        out,
+        "slow-like",
+        "1.0",
+        backend="legacy",
+        files={"setup.py": "import time\ntime.sleep(120)\n"},
+    )
+    # a build that needs itself to build (as setuptools would from its own sdist)
+    make_sdist(
+        out,
+        "self-building",
+        "1.0",
+        files={
+            "pyproject.toml": '[build-system]\nrequires = ["self-building"]\n'
+            'build-backend = "setuptools.build_meta"\n'
+        },
+    )
     return out
 
 
@@ -281,3 +298,46 @@ def test_local_source_tree_and_sdist_file(
     proc = install(venv, index, cache, str(sdist))
     assert proc.returncode == 0, proc.stderr
     assert run_python(venv, "import local_file; print(local_file.__version__)") == "0.4"
+
+
+@pytest.fixture(scope="module")
+def index_658(dists: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The same distributions, with each sdist's PEP 658 metadata file published."""
+    simple = build_simple_index(dists, tmp_path_factory.mktemp("site658"), sdist_metadata=True)
+    with serve(simple.parent) as (url, _state):
+        yield f"{url}/simple"
+
+
+def test_pep_658_metadata_of_an_sdist_spares_the_build_during_resolution(
+    venv: Path, index: str, index_658: str, tmp_path: Path
+) -> None:
+    # without index metadata, resolving needs the backend's prepare_metadata_for_build_wheel
+    proc = install(venv, index, tmp_path / "c1", "flit-like", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert "installing the build requirements of flit-like" in proc.stderr
+    assert "pyyaml-like 6.0" in proc.stdout  # its dependency came from the backend
+    # with it, nothing is built to resolve; installing builds the wheel
+    proc = install(venv, index_658, tmp_path / "c2", "flit-like", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert "build requirements" not in proc.stderr
+    assert "flit-like 1.0" in proc.stdout and "pyyaml-like 6.0" in proc.stdout
+    proc = install(venv, index_658, tmp_path / "c2", "flit-like")
+    assert proc.returncode == 0, proc.stderr
+    assert "building a wheel for flit-like 1.0" in proc.stderr
+    assert run_python(venv, "import flit_like; print(flit_like.__version__)") == "1.0"
+
+
+def test_a_build_is_stopped_at_its_time_bound(venv: Path, index: str, tmp_path: Path) -> None:
+    proc = install(venv, index, tmp_path / "c", "slow-like", "--build-timeout", "3")
+    assert proc.returncode == 1
+    assert "did not finish within 3 s and was stopped" in proc.stderr
+    assert "--build-timeout" in proc.stderr
+
+
+def test_a_build_requirement_that_needs_itself_is_refused(
+    venv: Path, index: str, tmp_path: Path
+) -> None:
+    proc = install(venv, index, tmp_path / "c", "self-building")
+    assert proc.returncode == 1
+    assert "needs self-building itself to build" in proc.stderr
+    assert proc.stderr.count("fitwheel: error:") == 1

@@ -159,7 +159,10 @@ def make_sdist(
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"{name.replace('-', '_')}-{version}"
     content = sdist_files(name, version, backend=backend, requires=requires, files=files)
-    content["PKG-INFO"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    content["PKG-INFO"] = "".join(
+        [f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"]
+        + [f"Requires-Dist: {r}\n" for r in requires]
+    )
     path = folder / f"{stem}.{fmt}"
     if fmt == "zip":
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:

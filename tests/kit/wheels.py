@@ -157,12 +157,18 @@ def sha256_of(path: Path) -> str:
 
 
 def build_simple_index(
-    wheels: Path, out: Path, *, metadata_files: bool = True, yanked: Mapping[str, str] | None = None
+    wheels: Path,
+    out: Path,
+    *,
+    metadata_files: bool = True,
+    yanked: Mapping[str, str] | None = None,
+    sdist_metadata: bool = False,
 ) -> Path:
     """A static simple index of the wheels, sdists and variants.json files in ``wheels``.
 
     Each project folder gets ``index.html`` (PEP 503) and ``index.json`` (PEP 691); files are
-    copied to ``out/files``. ``yanked`` maps filenames to a yank reason."""
+    copied to ``out/files``. ``yanked`` maps filenames to a yank reason. ``sdist_metadata``
+    publishes each sdist's ``PKG-INFO`` as its PEP 658 metadata file too."""
     yanked = dict(yanked or {})
     files_dir = out / "files"
     files_dir.mkdir(parents=True, exist_ok=True)
@@ -199,6 +205,22 @@ def build_simple_index(
                         if n.endswith(".dist-info/METADATA") and n.count("/") == 1
                     )
                     meta = zf.read(meta_name)
+                (files_dir / f"{entry.name}.metadata").write_bytes(meta)
+                meta_hash = hashlib.sha256(meta).hexdigest()
+                attrs += f' data-core-metadata="sha256={meta_hash}"'
+                file_json["core-metadata"] = {"sha256": meta_hash}
+            if entry.name.endswith(".tar.gz") and sdist_metadata:
+                import tarfile
+
+                with tarfile.open(entry) as tf:
+                    member = next(
+                        m
+                        for m in tf.getmembers()
+                        if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO")
+                    )
+                    handle = tf.extractfile(member)
+                    assert handle is not None
+                    meta = handle.read()
                 (files_dir / f"{entry.name}.metadata").write_bytes(meta)
                 meta_hash = hashlib.sha256(meta).hexdigest()
                 attrs += f' data-core-metadata="sha256={meta_hash}"'

@@ -2,10 +2,9 @@
 ``pyproject-hooks`` in a subprocess of the build environment's interpreter.
 
 A tree without ``pyproject.toml``, or whose ``[build-system]`` names no backend, is built as pip
-builds it: with ``setuptools.build_meta:__legacy__`` and ``setuptools>=40.8.0`` (plus ``wheel``
-when the table lists no requirements either). Each hook call has a time bound; its output is
-kept (the last part of it) and shown when the hook fails, so the backend's own words reach the
-user.
+builds it: with ``setuptools.build_meta:__legacy__`` and ``setuptools>=40.8.0``. Each hook call
+has a time bound (its whole process group is stopped when it is passed); its output is kept (the
+last part of it) and shown when the hook fails, so the backend's own words reach the user.
 """
 
 from __future__ import annotations
@@ -107,20 +106,25 @@ class _Runner:
     ) -> None:
         env = {**self.env, **(extra_environ or {})}
         with tempfile.TemporaryFile() as log:
+            # a session of its own: on timeout the whole group goes (compilers a build started)
+            proc = subprocess.Popen(
+                list(cmd),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            code: int | None
             try:
-                proc = subprocess.run(
-                    list(cmd),
-                    cwd=cwd,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    timeout=self.timeout,
-                    check=False,
-                )
-                code: int | None = proc.returncode
+                code = proc.wait(timeout=self.timeout)
             except subprocess.TimeoutExpired:
+                _kill_group(proc)
                 code = None
+            except BaseException:
+                _kill_group(proc)
+                raise
             size = log.seek(0, os.SEEK_END)
             log.seek(max(0, size - _OUTPUT_TAIL))
             self.output = log.read().decode("utf-8", "replace")
@@ -128,6 +132,16 @@ class _Runner:
             raise _HookTimeout()
         if code != 0:
             raise subprocess.CalledProcessError(code, list(cmd))
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+    proc.wait()
 
 
 class _HookTimeout(Exception):
