@@ -22,6 +22,7 @@ from tests.kit import (
     make_venv,
     make_wheel,
     serve,
+    sha256_of,
     snapshot,
 )
 
@@ -341,3 +342,20 @@ def test_a_build_requirement_that_needs_itself_is_refused(
     assert proc.returncode == 1
     assert "needs self-building itself to build" in proc.stderr
     assert proc.stderr.count("fitwheel: error:") == 1
+
+
+def test_hash_pins_are_checked_before_an_sdist_runs(
+    venv: Path, index: str, dists: Path, tmp_path: Path
+) -> None:
+    digest = sha256_of(dists / "docopt_like-0.6.2.tar.gz")
+    wrong = tmp_path / "wrong.txt"
+    wrong.write_text("docopt-like==0.6.2 --hash=sha256:" + "0" * 64 + "\n")
+    proc = install(venv, index, tmp_path / "c", "--require-hashes", "-r", str(wrong))
+    assert proc.returncode == 1
+    assert "build requirements" not in proc.stderr  # refused before anything was run
+    assert "docopt_like-0.6.2.tar.gz" in proc.stderr
+    right = tmp_path / "right.txt"
+    right.write_text(f"docopt-like==0.6.2 --hash=sha256:{digest}\n")
+    proc = install(venv, index, tmp_path / "c", "--require-hashes", "-r", str(right))
+    assert proc.returncode == 0, proc.stderr
+    assert run_python(venv, "import docopt_like; print(docopt_like.__version__)") == "0.6.2"

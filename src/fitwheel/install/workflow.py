@@ -439,6 +439,8 @@ class _Sources:
         self._builder: SourceBuilder | None = None
         #: a wheel built from a local source tree or sdist file -> (that path, its key)
         self.origins: dict[Path, tuple[Path, str]] = {}
+        #: --hash pins by project: an sdist is checked against them before any of its code runs
+        self.pinned: dict[NormalizedName, Mapping[str, frozenset[str]]] = {}
         self._downloads: dict[tuple[str, str], Downloaded] = {}
 
     def builder(self) -> SourceBuilder:
@@ -523,7 +525,14 @@ class _Sources:
 
     def metadata(self, cand: Candidate) -> bytes:
         what = self._guard(cand)
-        done = self.download(cand)
+        pinned = self.pinned.get(cand.name)
+        if pinned is None and self.request.require_hashes:
+            raise HashRequiredError(
+                f"--require-hashes is on, but {cand.name} {cand.version} has no --hash in the "
+                "requirements, and its sdist would have to be built (running its code) to "
+                "resolve: list it with a pinned version and its hashes."
+            )
+        done = self.download(cand, pinned)
         return self.builder().metadata(done.path, done.sha256, what)
 
     def wheel(self, cand: Candidate, done: Downloaded) -> Path:
@@ -566,6 +575,7 @@ def _resolve_and_install(
             if not cand.is_sdist:
                 fetcher.start(cand)
 
+    sources.pinned = {item.name: item.hashes for item in user.requirements if item.hashes}
     resolution = resolve(
         user,
         source,
