@@ -125,11 +125,10 @@ class SourceBuilder:
                 return known
             built = self.cached_wheel(sha256)
             if built is not None:
-                from fitwheel.index.metadata import wheel_member
+                from fitwheel.wheel.archive import WheelArchive
 
-                data = wheel_member(built, "METADATA")
-                if data is not None:
-                    return data
+                with WheelArchive(built, lazy_headers=True) as archive:
+                    return archive.read_member(f"{archive.dist_info}/METADATA")
             with locked(self._folder(sha256) / ".lock"):
                 known = self.cached_metadata(sha256)
                 if known is not None:
