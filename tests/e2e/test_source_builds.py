@@ -359,3 +359,26 @@ def test_hash_pins_are_checked_before_an_sdist_runs(
     proc = install(venv, index, tmp_path / "c", "--require-hashes", "-r", str(right))
     assert proc.returncode == 0, proc.stderr
     assert run_python(venv, "import docopt_like; print(docopt_like.__version__)") == "0.6.2"
+
+
+def test_editable_install_follows_the_source_tree(
+    venv: Path, index: str, cache: Path, tmp_path: Path
+) -> None:
+    tree = make_source_tree(tmp_path / "proj", "edit-me", "0.1")
+    proc = install(venv, index, cache, "-e", str(tree))
+    assert proc.returncode == 0, proc.stderr
+    assert "building an editable wheel" in proc.stderr
+    assert run_python(venv, "import edit_me; print(edit_me.__version__)") == "0.1"
+    (tree / "edit_me.py").write_text("__version__ = 'changed in place'\n")
+    assert run_python(venv, "import edit_me; print(edit_me.__version__)") == "changed in place"
+    (direct,) = venv.rglob("edit_me-0.1.dist-info/direct_url.json")
+    assert json.loads(direct.read_text()) == {
+        "url": tree.resolve().as_uri(),
+        "dir_info": {"editable": True},
+    }
+    # installing it again replaces the install (a local project is never "already installed")
+    proc = install(venv, index, cache, "-e", str(tree))
+    assert proc.returncode == 0, proc.stderr
+    assert "Installed: edit-me 0.1" in proc.stdout
+    bad = install(venv, index, cache, "-e", "edit-me")
+    assert bad.returncode == 1 and "needs a local project folder" in bad.stderr

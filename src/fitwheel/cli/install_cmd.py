@@ -39,6 +39,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="install from a requirements file",
     )
     parser.add_argument(
+        "-e",
+        "--editable",
+        action="append",
+        default=[],
+        metavar="PATH",
+        dest="editables",
+        help="install a local project in editable mode (PEP 660)",
+    )
+    parser.add_argument(
         "-c",
         "--constraint",
         action="append",
@@ -244,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
     from fitwheel.install.report import explain_lines, report_json
     from fitwheel.install.workflow import InstallRequest, run_install
 
-    if not args.requirements and not args.requirement_files:
+    if not args.requirements and not args.requirement_files and not args.editables:
         raise UsageError("name at least one requirement, or pass -r FILE.")
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1.")
@@ -254,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
         requirements=args.requirements,
         requirement_files=args.requirement_files,
         constraint_files=args.constraint_files,
+        editables=args.editables,
         index_url=args.index_url,
         extra_index_urls=args.extra_index_url,
         find_links=args.find_links,

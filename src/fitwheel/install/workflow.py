@@ -52,6 +52,7 @@ class InstallRequest:
         requirements: Sequence[str] = (),
         requirement_files: Sequence[str] = (),
         constraint_files: Sequence[str] = (),
+        editables: Sequence[str] = (),
         index_url: str | None = None,
         extra_index_urls: Sequence[str] = (),
         find_links: Sequence[str] = (),
@@ -83,6 +84,8 @@ class InstallRequest:
         self.requirements = requirements
         self.requirement_files = requirement_files
         self.constraint_files = constraint_files
+        #: ``-e PATH``: local projects installed in editable mode (PEP 660)
+        self.editables = editables
         self.index_url = index_url
         self.extra_index_urls = extra_index_urls
         self.find_links = find_links
@@ -253,7 +256,12 @@ def _run_install(
             "package manager owns (PEP 668): create a virtual environment and pass --python "
             "VENV, or pass --break-system-packages to install there anyway."
         )
-    user = collect(request.requirements, request.requirement_files, request.constraint_files)
+    user = collect(
+        request.requirements,
+        request.requirement_files,
+        request.constraint_files,
+        request.editables,
+    )
     if not user.requirements:
         raise FitwheelError("nothing to install: name at least one requirement or pass -r FILE.")
     session = Session(env=request.env, cache=HttpCache(layout.http))
@@ -285,6 +293,21 @@ def _build_local_sources(user: UserInput, sources: _Sources) -> UserInput:
             out.requirements.append(item)
             continue
         key = source_key(path) if path.is_dir() else file_sha256(path)
+        if item.editable:
+            wheel = sources.builder().editable(path, key, f"{path} (editable)")
+            parsed = WheelFilename.parse(wheel.name)
+            sources.origins[wheel.resolve()] = (path, "editable")
+            out.requirements.append(
+                UserRequirement(
+                    Requirement(f"{parsed.name}=={parsed.version}"),
+                    {},
+                    wheel.resolve(),
+                    item.origin,
+                    path,
+                    True,
+                )
+            )
+            continue
         if item.hashes and not path.is_dir():
             # --hash pins on a local sdist are checked as on any download
             checked = DownloadItem(path.name, path.as_uri(), item.hashes)
@@ -595,10 +618,15 @@ def _resolve_and_install(
         else {item.name: item for item in user.requirements if item.hashes}
     )
     planned: list[Planned] = []
+
+    # a local project given by path is installed afresh, as pip does (its files may have changed)
+    local_builds = {item.name for item in user.requirements if item.source_path is not None}
     for cand in resolution.pins:
         current = installed_dists.get(cand.name)
         action = "install"
-        if current is not None and not request.force_reinstall:
+        if current is not None and cand.name in local_builds:
+            action = "reinstall"
+        elif current is not None and not request.force_reinstall:
             same = (
                 installed.get(cand.name) == cand.version and installed_label(current) == cand.label
             )
@@ -678,7 +706,9 @@ def _resolve_and_install(
         if origin is not None:
             source_path, key = origin
             direct_url = (
-                {"url": source_path.as_uri(), "dir_info": {}}
+                {"url": source_path.as_uri(), "dir_info": {"editable": True}}
+                if key == "editable"
+                else {"url": source_path.as_uri(), "dir_info": {}}
                 if source_path.is_dir()
                 else {
                     "url": source_path.as_uri(),

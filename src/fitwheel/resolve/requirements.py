@@ -34,6 +34,8 @@ class UserRequirement:
     origin: str = "command line"
     #: a local source tree or sdist file given directly (built into ``wheel_path``)
     source_path: Path | None = None
+    #: ``-e``: installed in editable mode (PEP 660)
+    editable: bool = False
 
     @property
     def name(self) -> NormalizedName:
@@ -196,11 +198,26 @@ def read_file(
 
 
 def collect(
-    requirements: Iterable[str], files: Iterable[str] = (), constraint_files: Iterable[str] = ()
+    requirements: Iterable[str],
+    files: Iterable[str] = (),
+    constraint_files: Iterable[str] = (),
+    editables: Iterable[str] = (),
 ) -> UserInput:
     out = UserInput()
     for text in requirements:
         out.requirements.append(parse_line(text, "command line", Path.cwd()))
+    for text in editables:
+        item = parse_line(text, "command line (-e)", Path.cwd())
+        if item.source_path is None or not item.source_path.is_dir():
+            raise RequirementError(
+                f"-e {text}: an editable install needs a local project folder (with "
+                "pyproject.toml or setup.py)."
+            )
+        out.requirements.append(
+            UserRequirement(
+                item.requirement, item.hashes, None, item.origin, item.source_path, True
+            )
+        )
     for name in files:
         read_file(Path(name), out)
     for name in constraint_files:

@@ -183,6 +183,23 @@ class SourceBuilder:
                     )
                 return final
 
+    def editable(self, tree: Path, key: str, what: str) -> Path:
+        """An editable wheel of the source tree ``tree`` (PEP 660's ``build_editable``); never
+        cached, since it points at the tree as it is."""
+        with self._gate(key + "-editable"):
+            prepared = self._prepare(tree, key + "-editable", what, editable=True)
+            out = self._scratch(key) / "editable"
+            out.mkdir(parents=True, exist_ok=True)
+            if self.notice is not None:
+                self.notice(f"building an editable wheel for {what}")
+            wheel = prepared.backend.build_wheel(out, editable=True)
+            if not wheel.is_file() or not wheel.name.endswith(".whl"):
+                raise BuildError(
+                    f"building {what}: the backend reported {wheel.name}, which it did not "
+                    "write as a wheel."
+                )
+            return wheel
+
     def _scratch(self, sha256: str) -> Path:
         with self._lock:
             if self._work is None:
@@ -191,7 +208,7 @@ class SourceBuilder:
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
-    def _prepare(self, sdist: Path, sha256: str, what: str) -> _Prepared:
+    def _prepare(self, sdist: Path, sha256: str, what: str, *, editable: bool = False) -> _Prepared:
         known = self._prepared.get(sha256)
         if known is not None:
             return known
@@ -204,7 +221,7 @@ class SourceBuilder:
         if system.requires:
             self.install_requirements(python, system.requires, what)
         backend = Backend(tree, system, python, what=what, timeout=self.timeout, env=self.env)
-        extra = backend.requires_for_wheel()
+        extra = backend.requires_for_wheel(editable=editable)
         if extra:
             self.install_requirements(python, extra, what)
         prepared = _Prepared(tree, system, backend)
