@@ -89,8 +89,9 @@ def main() -> None:
         repeat=30,
     )
 
-    bindir = Path(sys.executable).parent
-    fitwheel = shutil.which("fitwheel", path=str(bindir)) or "fitwheel"
+    from benchmarks.user_install import program
+
+    fitwheel = str(program())
     cache = tempfile.mkdtemp(prefix="fitwheel-bench-cache-")
     # byte-compiled modules, as an installed fitwheel has them; a private cache directory
     env = {"PYTHONDONTWRITEBYTECODE": "", "FITWHEEL_CACHE_DIR": cache}

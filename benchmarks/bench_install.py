@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.harness import Case, compare, smoke
+from benchmarks.user_install import program
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -83,7 +84,7 @@ def main() -> None:
             shutil.rmtree(target, ignore_errors=True)
             subprocess.run(["cp", "-a", str(base), str(target)], check=True)
 
-        fitwheel = [str(BIN / "fitwheel"), "install", "-q", "--python", str(target)]
+        fitwheel = [str(program()), "install", "-q", "--python", str(target)]
         uv = [str(BIN / "uv"), "pip", "install", "-q", "--python", str(target)]
         pip = [sys.executable, "-m", "pip", "--python", str(target), "install", "-q"]
         local = ["--no-index", "--find-links", str(wheels)]

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -30,20 +29,11 @@ from pathlib import Path
 from benchmarks.bench_publish import CONFIG
 from benchmarks.harness import Case, compare
 from benchmarks.kit import kit
+from benchmarks.user_install import install as _install_fitwheel
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ROOT / "tests" / "data" / "profiles" / "h100.json"
 VARIANTS = ROOT / "tests" / "variants" / "data" / "published" / "torch-2.9.0-variants.json"
-
-
-def _install_fitwheel(source: Path, venv: Path) -> Path:
-    """A venv holding fitwheel as ``pip install SOURCE`` installs it; returns its program."""
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", f"{source}[fast]"],
-        check=True,
-    )
-    return venv / "bin" / "fitwheel"
 
 
 def _export(revision: str, folder: Path) -> None:

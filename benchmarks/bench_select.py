@@ -159,11 +159,12 @@ def whole_process() -> None:
 
     source = FIXTURES / "torch-2.9.0-variants.json"
     info = loads_variant_info(source.read_bytes(), str(source), kind="index")
-    bindir = Path(sys.executable).parent
+    from benchmarks.user_install import program
+
     # Both peers run as installed programs do, with their bytecode cached (a shell that sets
     # PYTHONDONTWRITEBYTECODE would otherwise make the editable fitwheel recompile every run).
     env = {"PYTHONDONTWRITEBYTECODE": ""}
-    fitwheel = bindir / "fitwheel"
+    fitwheel = program()
     with tempfile.TemporaryDirectory(prefix="fw-bench-select-") as tmp:
         converted = Path(tmp) / "torch-2.9.0-variants.json"
         # variantlib 0.2.2 cannot read the published 817-era file; give it the same content in

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from benchmarks.harness import Case
+from benchmarks.harness import Case, smoke
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -128,8 +128,10 @@ class Peers:
 
     def fitwheel(self, cold: bool, *, link_mode: str | None = None) -> Case:
         peer = "fitwheel" + (f"-{link_mode}" if link_mode else "")
+        from benchmarks.user_install import program
+
         argv = [
-            str(BIN / "fitwheel"),
+            str(program()),
             "install",
             "-q",
             "--python",
@@ -192,3 +194,57 @@ class Peers:
             setup=self._setup("pip", cold),
             env={"PIP_CACHE_DIR": str(self.cache("pip"))},
         )
+
+
+@contextlib.contextmanager
+def serve_index(site: Path, work: Path) -> Iterator[str]:
+    """Serve the built index folder ``site`` on 127.0.0.1 with nginx (as a production static
+    host would, pages with ``Cache-Control: max-age=600`` as public indexes send) where nginx is
+    installed, else with Python's static server (said once); yields the simple index URL."""
+    mirror_module()  # puts the test kit on the path
+    from tests.kit import nginx_binary, serve_nginx, serve_static
+
+    if nginx_binary() is not None:
+        # pages fresh for 10 minutes, as the default index serves them
+        with serve_nginx(site, work / "nginx", negotiate=False, max_age=600) as url:
+            yield f"{url}/simple/"
+        return
+    print("   (nginx is not installed: serving with Python's http.server, slower under load)")
+    with serve_static(site) as url:
+        yield f"{url}/simple/"
+
+
+@contextlib.contextmanager
+def scratch(prefix: str) -> Iterator[Path]:
+    """A work folder for targets, caches and temporary files: a fresh tmpfs where this process
+    may mount one (root), so disk noise does not swamp the ratios; else a temporary folder on
+    disk (said once). ``FITWHEEL_BENCH_NO_TMPFS=1`` keeps it on disk."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    mounted = False
+    on_disk = os.environ.get("FITWHEEL_BENCH_NO_TMPFS") == "1" or smoke()
+    if os.geteuid() == 0 and not on_disk:
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=8g,mode=0700", "fitwheel-bench", str(folder)],
+            capture_output=True,
+            check=False,
+        )
+        mounted = done.returncode == 0
+        if not mounted:
+            print(f"   (could not mount a tmpfs: {done.stderr.decode().strip()}; work on disk)")
+    else:
+        print("   (not root, a smoke run or FITWHEEL_BENCH_NO_TMPFS=1: work stays on disk)")
+    saved = os.environ.get("TMPDIR")
+    (folder / "tmp").mkdir()
+    os.environ["TMPDIR"] = str(folder / "tmp")
+    try:
+        yield folder
+    finally:
+        if saved is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved
+        if mounted:
+            subprocess.run(["umount", "-l", str(folder)], check=False)
+        shutil.rmtree(folder, ignore_errors=True)

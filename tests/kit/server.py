@@ -244,8 +244,12 @@ NGINX_SERVER_BLOCK = """
 
 
 @contextlib.contextmanager
-def serve_nginx(root: Path, workdir: Path, *, negotiate: bool) -> Iterator[str]:
-    """Run nginx on 127.0.0.1 over ``root``; with ``negotiate``, PEP 691 content negotiation."""
+def serve_nginx(
+    root: Path, workdir: Path, *, negotiate: bool, max_age: int | None = None
+) -> Iterator[str]:
+    """Run nginx on 127.0.0.1 over ``root``; with ``negotiate``, PEP 691 content negotiation;
+    with ``max_age``, every answer says ``Cache-Control: max-age=N`` (as public indexes do for
+    their pages)."""
     binary = nginx_binary()
     assert binary is not None
     port = free_port()
@@ -256,6 +260,8 @@ def serve_nginx(root: Path, workdir: Path, *, negotiate: bool) -> Iterator[str]:
         server = (
             f"server {{ listen 127.0.0.1:{port}; root {root}; location / {{ index index.html; }} }}"
         )
+    if max_age is not None:
+        server = server.replace("listen 127.0.0.1", f"expires {max_age}s; listen 127.0.0.1", 1)
     conf = workdir / "nginx.conf"
     # Started as root, nginx would drop its workers to "nobody", who cannot read a private
     # temporary folder; keep them as the user running the tests.
