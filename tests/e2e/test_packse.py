@@ -231,6 +231,8 @@ def run_tool(
         )
     except subprocess.TimeoutExpired:
         return False, {}
+    if os.environ.get("FITWHEEL_PACKSE_DEBUG"):
+        print(f"--- {tool} (exit {proc.returncode}):\n{proc.stdout[-1500:]}{proc.stderr[-1500:]}")
     if proc.returncode != 0:
         return False, {}
     if tool == "uv":
