@@ -254,6 +254,8 @@ def passed(scenario: dict[str, Any], result: tuple[bool, dict[str, str]]) -> boo
         return not ok
     if not ok:
         return False
+    if "packages" not in expected:
+        return True  # the scenario only says that a solution exists
     want = {canonicalize_name(k): v for k, v in expected.get("packages", {}).items()}
     from packaging.version import Version
 

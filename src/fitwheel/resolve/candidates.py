@@ -183,6 +183,7 @@ class CandidateSource:
         "finder",
         "options",
         "refused_sdists",
+        "refused_wheels",
         "traces",
     )
 
@@ -205,6 +206,8 @@ class CandidateSource:
         self._gates: dict[NormalizedName, threading.Lock] = {}
         #: project -> versions that only an sdist offers here, which --only-binary refused
         self.refused_sdists: dict[NormalizedName, list[str]] = {}
+        #: project -> versions that only wheels offer here, which --no-binary refused
+        self.refused_wheels: dict[NormalizedName, list[str]] = {}
 
     def _tag_rank(self) -> dict[Tag, int]:
         if self._ranks is None:
@@ -261,6 +264,7 @@ class CandidateSource:
         wheels_ok = formats.wheels_allowed(key)
         sdists_ok = formats.sdists_allowed(key)
         refused: set[Version] = set()
+        refused_wheels: set[Version] = set()
         for link in self.finder.links(key):
             if not link.is_wheel:
                 sdist = _sdist_version(link, key)
@@ -271,12 +275,13 @@ class CandidateSource:
                 else:
                     refused.add(sdist)
                 continue
-            if not wheels_ok:
-                continue
             try:
                 wheel = WheelFilename.parse(link.filename)
                 version = Version(wheel.version)
             except (VariantError, InvalidVersion):
+                continue
+            if not wheels_ok:
+                refused_wheels.add(version)
                 continue
             if canonicalize_name(wheel.name) != key or not self._python_ok(link):
                 continue
@@ -285,9 +290,12 @@ class CandidateSource:
                 continue
             by_version.setdefault(version, []).append((link, wheel, min(ranks)))
         refused -= set(by_version)
-        if refused:
-            with self._lock:
+        refused_wheels -= set(by_version)
+        with self._lock:
+            if refused:
                 self.refused_sdists[key] = [str(v) for v in sorted(refused, reverse=True)]
+            if refused_wheels:
+                self.refused_wheels[key] = [str(v) for v in sorted(refused_wheels, reverse=True)]
         finder = self.finder
         first: dict[Version, int] = {}
         for version, wheels in by_version.items():

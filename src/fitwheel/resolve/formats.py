@@ -70,5 +70,10 @@ class FormatControl:
         key = canonicalize_name(name)
         return f"--only-binary {key}" if key in self.only_binary else f"--only-binary {ALL}"
 
+    def wheel_refusal(self, name: str) -> str:
+        """The option that refuses the wheels of ``name`` (for messages)."""
+        key = canonicalize_name(name)
+        return f"--no-binary {key}" if key in self.no_binary else f"--no-binary {ALL}"
+
     def __bool__(self) -> bool:
         return bool(self.no_binary or self.only_binary)

@@ -154,7 +154,14 @@ def _impossible_message(exc: Any, source: CandidateSource) -> str:
         parent = f" (needed by {cause.parent.name} {cause.parent.version})" if cause.parent else ""
         available = [str(version) for version, _wheels in source.versions(name)]
         refused = source.refused_sdists.get(name)
-        if not available and refused:
+        wheels_refused = source.refused_wheels.get(name)
+        if not available and wheels_refused and not refused:
+            builds_refused.append(source.options.formats.wheel_refusal(name))
+            offer = (
+                f"only wheels ({', '.join(wheels_refused[:8])}), which "
+                f"{source.options.formats.wheel_refusal(name)} refuses"
+            )
+        elif not available and refused:
             builds_refused.append(source.options.formats.refusal(name))
             offer = (
                 f"only source distributions ({', '.join(refused[:8])}), builds refused by "
@@ -174,8 +181,8 @@ def _impossible_message(exc: Any, source: CandidateSource) -> str:
     if builds_refused:
         return (
             f"no set of versions satisfies the requirements: {why}. Drop "
-            f"{' and '.join(dict.fromkeys(builds_refused))} to let fitwheel build them, or "
-            "add an index that has wheels."
+            f"{' and '.join(dict.fromkeys(builds_refused))} for them, or add an index that "
+            "has the kind of distribution it allows."
         )
     return (
         f"no set of versions satisfies the requirements: {why}. Loosen a pin, add an index, "
