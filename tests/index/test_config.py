@@ -5,8 +5,10 @@ import pytest
 
 from fitwheel.index.config import (
     ConfigError,
+    PipSettings,
     default_index_url,
     load_index_config,
+    load_pip_settings,
     pip_config_files,
 )
 
@@ -101,3 +103,70 @@ def test_cert_setting_follows_the_same_precedence(tmp_path: Path) -> None:
     cli = load_index_config(no_index=True, env=env, files=[conf], cert="/cli/ca.pem")
     assert cli.cert == "/cli/ca.pem"
     assert load_index_config(no_index=True, env={}, files=[]).cert is None
+
+
+def test_install_settings_come_from_files_and_the_environment(tmp_path: Path) -> None:
+    conf = write(
+        tmp_path / "pip.conf",
+        "[global]\nconstraint = /c/one.txt /c/two.txt\ntimeout = 5\n"
+        "[install]\nno-binary = :all:\nonly_binary = numpy,scipy\npre = yes\n"
+        "default-timeout = 12\nretries = 1\ntrusted-host = a.example\n  b.example:8443\n"
+        "require-hashes = true\nno-deps = 1\n",
+    )
+    settings = load_pip_settings(env={}, files=[conf])
+    assert settings.constraint_files == ("/c/one.txt", "/c/two.txt")
+    assert settings.no_binary == (":all:",)
+    assert settings.only_binary == ("numpy", "scipy")
+    assert settings.pre and settings.require_hashes and settings.no_deps
+    assert settings.timeout == 12.0 and settings.retries == 1
+    assert settings.trusted_hosts == ("a.example", "b.example:8443")
+    assert settings.origins["constraint"] == f"{conf} [global]"
+    env = {"PIP_CONSTRAINT": "/env/c.txt", "PIP_DEFAULT_TIMEOUT": "180", "PIP_PRE": "no"}
+    settings = load_pip_settings(env=env, files=[conf])
+    assert settings.constraint_files == ("/env/c.txt",)
+    assert settings.origins["constraint"] == "PIP_CONSTRAINT"
+    assert settings.timeout == 180.0 and not settings.pre
+    assert load_pip_settings(env={}, files=[]) == PipSettings()
+
+
+def test_user_and_bad_values_are_refused_naming_the_setting(tmp_path: Path) -> None:
+    conf = write(tmp_path / "pip.conf", "[install]\nuser = true\n")
+    with pytest.raises(ConfigError, match=rf"'user' setting \({conf} \[install\]\)"):
+        load_pip_settings(env={}, files=[conf])
+    assert not load_pip_settings(env={"PIP_USER": "0"}, files=[conf]).require_hashes
+    bad = write(tmp_path / "bad.conf", "[global]\nretries = many\npre = perhaps\n")
+    with pytest.raises(ConfigError, match=r"'retries' setting .* 'many', not a whole number"):
+        load_pip_settings(env={"PIP_PRE": "1"}, files=[bad])
+    with pytest.raises(ConfigError, match=r"'pre' setting .* not a yes/no value"):
+        load_pip_settings(env={"PIP_RETRIES": "2"}, files=[bad])
+
+
+def test_command_line_indexes_are_searched_first_each_with_its_origin(tmp_path: Path) -> None:
+    conf = write(
+        tmp_path / "pip.conf",
+        "[global]\nindex-url = http://main/simple\nextra-index-url = http://mirror/simple\n",
+    )
+    cfg = load_index_config(env={}, files=[conf])
+    assert cfg.search_order() == ("http://mirror/simple", "http://main/simple")
+    assert cfg.origin_of("http://main/simple") == f"{conf} [global]"
+    cfg = load_index_config(
+        index_url="http://cli/simple", extra_index_urls=["http://cli-extra/simple"],
+        env={}, files=[conf],
+    )  # fmt: skip
+    # as pip does, --extra-index-url adds to the configured extra indexes; --index-url
+    # replaces the configured main one; the command line's come first
+    assert cfg.searched == (
+        ("http://cli-extra/simple", "--extra-index-url"),
+        ("http://cli/simple", "--index-url"),
+        ("http://mirror/simple", f"{conf} [global]"),
+    )
+    assert cfg.describe_indexes() == (
+        "http://cli-extra/simple (--extra-index-url), http://cli/simple (--index-url), "
+        f"http://mirror/simple ({conf} [global])"
+    )
+    env = {"PIP_EXTRA_INDEX_URL": "http://env/simple"}
+    cfg = load_index_config(index_url="http://cli/simple", env=env, files=[conf])
+    assert cfg.searched == (
+        ("http://cli/simple", "--index-url"),
+        ("http://env/simple", "PIP_EXTRA_INDEX_URL"),
+    )

@@ -26,6 +26,7 @@ from fitwheel.variants.frozen import Frozen
 # imports this module on its start path. Type checkers treat a name spelled TYPE_CHECKING as theirs.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from fitwheel.install.environment import TargetEnvironment
     from fitwheel.platform.probe import Probe
     from fitwheel.platform.profile import Profile
     from fitwheel.variants.ordering import Target
@@ -33,10 +34,12 @@ if TYPE_CHECKING:
 __all__ = [
     "SYSROOT_ENV",
     "ResolvedTarget",
+    "add_python_argument",
     "add_target_arguments",
     "resolve_target",
     "sysroot_of",
     "sysroot_probe",
+    "target_environment",
     "target_for",
 ]
 
@@ -71,6 +74,26 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--enable-optional-all", action="store_true", help="enable every optional provider"
     )
+
+
+def add_python_argument(parser: argparse.ArgumentParser, *, verb: str = "read") -> None:
+    """``--python PATH``: the environment a command works on."""
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help=f"interpreter or virtual environment to {verb} (default: the active virtual "
+        "environment)",
+    )
+
+
+def target_environment(args: argparse.Namespace) -> TargetEnvironment:
+    """The environment ``--python`` names (else the active virtual environment), asked once
+    per interpreter (the answers are kept in the cache, as for ``install``)."""
+    from fitwheel.fs import CacheLayout, cache_root
+    from fitwheel.install.environment import inspect_environment
+
+    layout = CacheLayout(cache_root(getattr(args, "cache_dir", None), os.environ))
+    return inspect_environment(getattr(args, "python", None), os.environ, cache_dir=layout.envs)
 
 
 def sysroot_of(args: argparse.Namespace) -> str | None:

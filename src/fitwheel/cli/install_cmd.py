@@ -78,13 +78,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--index-strategy",
         choices=("first-index", "unsafe-first-match", "unsafe-best-match"),
         default="first-index",
-        help="with several indexes (searched as uv does: every --extra-index-url, in order, "
-        "before --index-url): take a package from the first index that has it (default; "
+        help="with several indexes (searched in this order: those named on the command line, "
+        "then pip's configured ones; each group's extra indexes before its main one, as in uv): "
+        "take a package from the first index that has it (default; "
         "safe against dependency confusion), prefer the first index's versions but look at all "
         "(unsafe-first-match), or take the best version of any index (unsafe-best-match, pip's "
         "way)",
     )
     index.add_argument("--cert", metavar="FILE", help="a CA bundle to trust for HTTPS")
+    index.add_argument(
+        "--trusted-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="do not check the HTTPS certificate of HOST (or HOST:PORT) (repeatable)",
+    )
+    index.add_argument(
+        "--timeout", type=float, metavar="SEC", help="seconds to wait for an index (default 30)"
+    )
+    index.add_argument(
+        "--retries", type=int, metavar="N", help="retries of a failed request (default 3)"
+    )
     index.add_argument("--cache-dir", metavar="DIR", help="where downloads and pages are cached")
     index.add_argument(
         "--link-mode",
@@ -289,6 +303,9 @@ def run(args: argparse.Namespace) -> int:
         cert=args.cert,
         link_mode=args.link_mode,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        timeout=args.timeout,
+        retries=args.retries,
+        trusted_hosts=args.trusted_host,
     )
     target, profile, description = _target(args)
     bar, advance = _progress() if not args.quiet else (None, None)

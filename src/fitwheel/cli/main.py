@@ -30,8 +30,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "detect": ("fitwheel.cli.detect_cmd", "Show what this machine (or a sysroot) supports."),
     "select": ("fitwheel.cli.select_cmd", "Order the variants of a variants.json for a target."),
     "install": ("fitwheel.cli.install_cmd", "Install packages, choosing the variant that fits."),
+    "uninstall": ("fitwheel.cli.uninstall_cmd", "Uninstall packages (all of them or none)."),
+    "list": ("fitwheel.cli.list_cmd", "List installed packages, with their variants."),
+    "freeze": ("fitwheel.cli.freeze_cmd", "Print installed packages as requirements."),
+    "show": ("fitwheel.cli.show_cmd", "Show installed packages, with their variants."),
+    "check": ("fitwheel.cli.check_cmd", "Check installed packages' dependencies."),
     "variant": ("fitwheel.cli.variant_cmd", "Make, show or strip variant wheels."),
     "index": ("fitwheel.cli.index_cmd", "Build a static variant-aware package index."),
+    "lock": ("fitwheel.cli.lock_cmd", "Resolve for several targets and write one pylock.toml."),
+    "sync": ("fitwheel.cli.sync_cmd", "Install exactly the locked files that fit this host."),
+    "export": ("fitwheel.cli.export_cmd", "Write one target's locked files as requirements."),
+    "bundle": ("fitwheel.cli.bundle_cmd", "Bundle locked files, the lock and an index offline."),
 }
 
 

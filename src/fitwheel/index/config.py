@@ -1,9 +1,18 @@
-"""Where packages come from: index URLs and find-links, found the way pip finds them.
+"""pip's configuration, read the way pip reads it: where packages come from (index URLs,
+find-links, ``cert``) and the install settings that apply to fitwheel (:class:`PipSettings`).
 
 Precedence, lowest first (as pip applies it): pip's configuration files (global, then user, then
 site, then the file ``PIP_CONFIG_FILE`` names), the ``PIP_*`` environment variables, then the
-command-line flags. Within a file the ``[install]`` section overrides ``[global]``. When nothing
-sets an index URL, the default is pip's own, read from the installed pip at run time.
+command-line flags. Within a file the ``[install]`` section overrides ``[global]``. A setting that
+takes a list (``extra-index-url``, ``find-links``, ``constraint``, ``trusted-host``) is one value
+in the configuration (the environment's replaces the files'), and the command line adds to it, as
+pip's do. When nothing sets an index URL, the default is pip's own, read from the installed pip
+at run time.
+
+Indexes are searched in this order: those named on the command line (``--extra-index-url``
+ones, then ``--index-url``), then the configured ones (extra indexes, then the main one); each
+keeps where it came from (``/etc/pip.conf [global]``, ``PIP_EXTRA_INDEX_URL``, ``--index-url``)
+for ``--explain``, ``--report`` and error messages.
 """
 
 from __future__ import annotations
@@ -11,7 +20,7 @@ from __future__ import annotations
 import configparser
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,11 +42,47 @@ class IndexConfig:
     origins: Mapping[str, str] = field(default_factory=dict)
     #: a CA bundle to trust instead of the system store (pip's ``cert``)
     cert: str | None = None
+    #: every index with where it came from, in the order searched; empty: the extra indexes,
+    #: then the main one (a config made in code)
+    searched: tuple[tuple[str, str], ...] = ()
 
     @property
     def index_urls(self) -> tuple[str, ...]:
         first = (self.index_url,) if self.index_url else ()
         return first + tuple(u for u in self.extra_index_urls if u != self.index_url)
+
+    def search_order(self) -> tuple[str, ...]:
+        """The indexes in the order they are searched."""
+        if self.searched:
+            return tuple(url for url, _ in self.searched)
+        extras = tuple(u for u in self.extra_index_urls if u != self.index_url)
+        return extras + ((self.index_url,) if self.index_url else ())
+
+    def origin_of(self, url: str) -> str:
+        """Where index ``url`` came from ("--index-url", "/etc/pip.conf [global]", ...)."""
+        for known, origin in self.searched:
+            if known == url:
+                return origin
+        if url == self.index_url:
+            return self.origins.get("index-url", "--index-url")
+        return self.origins.get("extra-index-url", "--extra-index-url")
+
+    def describe_indexes(self) -> str:
+        """``URL (origin), URL (origin)`` in the order searched, plus find-links; for messages."""
+        parts = [f"{url} ({self.origin_of(url)})" for url in self.search_order()]
+        parts += [f"{link} (find-links)" for link in self.find_links]
+        return ", ".join(parts) if parts else "no index and no find-links"
+
+    def with_urls(self, clean: Callable[[str], str]) -> IndexConfig:
+        """This config with every index URL passed through ``clean`` (credentials removed)."""
+        return IndexConfig(
+            clean(self.index_url) if self.index_url else None,
+            tuple(clean(u) for u in self.extra_index_urls),
+            self.find_links,
+            self.origins,
+            self.cert,
+            tuple((clean(u), origin) for u, origin in self.searched),
+        )
 
 
 def pip_config_files(env: Mapping[str, str], site_prefix: str | None = None) -> list[Path]:
@@ -98,6 +143,159 @@ def default_index_url(interpreter: str | None = None) -> str:
     )
 
 
+#: the keys of pip's configuration that fitwheel reads, by their name in the files (pip's
+#: option names without the dashes; ``_`` reads as ``-``, as in pip); aliases map to the key
+_KEYS = (
+    "index-url",
+    "extra-index-url",
+    "find-links",
+    "no-index",
+    "cert",
+    "constraint",
+    "no-binary",
+    "only-binary",
+    "pre",
+    "timeout",
+    "retries",
+    "trusted-host",
+    "require-hashes",
+    "no-deps",
+    "user",
+)
+_ALIASES = {"default-timeout": "timeout"}
+
+#: key -> (the value's words, where it came from)
+_Settings = dict[str, tuple[list[str], str]]
+
+
+def _configured(
+    env: Mapping[str, str], site_prefix: str | None, files: Sequence[Path] | None
+) -> _Settings:
+    """What pip's files and ``PIP_*`` variables set, the later (higher precedence) winning."""
+    settings: _Settings = {}
+    for path in pip_config_files(env, site_prefix) if files is None else files:
+        parser = configparser.RawConfigParser()
+        try:
+            if not parser.read(path, encoding="utf-8"):
+                continue
+        except (configparser.Error, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read pip configuration {path}: {exc}") from exc
+        for section in ("global", "install"):
+            if not parser.has_section(section):
+                continue
+            for raw_key, value in parser.items(section):
+                key = raw_key.strip().lower().replace("_", "-")
+                key = _ALIASES.get(key, key)
+                if key in _KEYS:
+                    settings[key] = (_split(value), f"{path} [{section}]")
+    for key in _KEYS:
+        names = ["PIP_" + key.upper().replace("-", "_")]
+        names += ["PIP_" + a.upper().replace("-", "_") for a, k in _ALIASES.items() if k == key]
+        for name in names:
+            if env.get(name):
+                settings[key] = (_split(env[name]), name)
+                break
+    return settings
+
+
+def _flag(settings: _Settings, key: str) -> bool:
+    """A yes/no setting (pip's words: yes/no, true/false, on/off, 1/0)."""
+    if key not in settings:
+        return False
+    words, origin = settings[key]
+    value = " ".join(words).strip().lower()
+    if value in ("1", "true", "yes", "on", "y", "t"):
+        return True
+    if value in ("0", "false", "no", "off", "n", "f", ""):
+        return False
+    raise ConfigError(
+        f"pip's '{key}' setting ({origin}) is {value!r}, not a yes/no value: use yes/no, "
+        "true/false or 1/0."
+    )
+
+
+def _number(settings: _Settings, key: str, kind: type[float] | type[int]) -> float | int | None:
+    if key not in settings:
+        return None
+    words, origin = settings[key]
+    value = " ".join(words)
+    try:
+        number = kind(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise ConfigError(
+            f"pip's '{key}' setting ({origin}) is {value!r}, not a "
+            f"{'whole ' if kind is int else ''}number of {'tries' if kind is int else 'seconds'}."
+        )
+    return number
+
+
+def _names(words: Sequence[str]) -> tuple[str, ...]:
+    """pip's ``no-binary``/``only-binary`` value: names (or ``:all:``/``:none:``), comma
+    separated."""
+    return tuple(n.strip() for word in words for n in word.split(",") if n.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class PipSettings:
+    """The install settings of pip's configuration that apply to fitwheel (the command line's
+    flags are added by the caller: a flag given turns a yes/no setting on, list flags add)."""
+
+    #: constraints files (``constraint``, ``PIP_CONSTRAINT``), relative to the working folder
+    constraint_files: tuple[str, ...] = ()
+    #: pip's ``no-binary`` from the configuration: names, ``:all:`` or ``:none:`` (the
+    #: ``--no-binary`` flags come on top)
+    no_binary: tuple[str, ...] = ()
+    #: pip's ``only-binary`` from the configuration, in the same form (``--only-binary`` adds)
+    only_binary: tuple[str, ...] = ()
+    pre: bool = False
+    #: seconds to wait for an index (``timeout``, ``default-timeout``); None: fitwheel's default
+    timeout: float | None = None
+    #: how often a failed request is retried; None: fitwheel's default
+    retries: int | None = None
+    #: hosts (``host`` or ``host:port``) whose HTTPS certificate is not checked
+    trusted_hosts: tuple[str, ...] = ()
+    require_hashes: bool = False
+    no_deps: bool = False
+    #: key -> where it was set, for messages
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+
+def load_pip_settings(
+    *,
+    env: Mapping[str, str] | None = None,
+    site_prefix: str | None = None,
+    files: Sequence[Path] | None = None,
+) -> PipSettings:
+    """pip's install settings from its files and ``PIP_*`` variables.
+
+    pip's ``user`` setting is refused: fitwheel installs into an environment it is given."""
+    env = os.environ if env is None else env
+    settings = _configured(env, site_prefix, files)
+    if _flag(settings, "user"):
+        raise ConfigError(
+            f"pip's 'user' setting ({settings['user'][1]}) asks to install into the user "
+            "site-packages, which fitwheel does not do: it installs into the environment that "
+            "--python names (or the active one). Remove the setting, or set PIP_USER=0 to "
+            "override it."
+        )
+    timeout = _number(settings, "timeout", float)
+    retries = _number(settings, "retries", int)
+    return PipSettings(
+        constraint_files=tuple(settings.get("constraint", ([], ""))[0]),
+        no_binary=_names(settings.get("no-binary", ([], ""))[0]),
+        only_binary=_names(settings.get("only-binary", ([], ""))[0]),
+        pre=_flag(settings, "pre"),
+        timeout=None if timeout is None else float(timeout),
+        retries=None if retries is None else int(retries),
+        trusted_hosts=tuple(settings.get("trusted-host", ([], ""))[0]),
+        require_hashes=_flag(settings, "require-hashes"),
+        no_deps=_flag(settings, "no-deps"),
+        origins={key: origin for key, (_, origin) in settings.items()},
+    )
+
+
 def load_index_config(
     *,
     index_url: str | None = None,
@@ -112,46 +310,44 @@ def load_index_config(
 ) -> IndexConfig:
     """Merge pip's config files, the environment and the flags (``None``/empty: not given)."""
     env = os.environ if env is None else env
-    settings: dict[str, tuple[list[str], str]] = {}
-    for path in pip_config_files(env, site_prefix) if files is None else files:
-        parser = configparser.RawConfigParser()
-        try:
-            if not parser.read(path, encoding="utf-8"):
-                continue
-        except (configparser.Error, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read pip configuration {path}: {exc}") from exc
-        for section in ("global", "install"):
-            if not parser.has_section(section):
-                continue
-            for key in ("index-url", "extra-index-url", "find-links", "no-index", "cert"):
-                if parser.has_option(section, key):
-                    value = parser.get(section, key)
-                    settings[key] = (_split(value), f"{path} [{section}]")
-    for key in ("index-url", "extra-index-url", "find-links", "no-index", "cert"):
-        name = "PIP_" + key.upper().replace("-", "_")
-        if env.get(name):
-            settings[key] = (_split(env[name]), name)
-    if index_url is not None:
-        settings["index-url"] = ([index_url], "--index-url")
-    if extra_index_urls:
-        settings["extra-index-url"] = (list(extra_index_urls), "--extra-index-url")
-    if find_links:
-        settings["find-links"] = (list(find_links), "--find-links")
-    if no_index:
-        settings["no-index"] = (["1"], "--no-index")
+    settings = _configured(env, site_prefix, files)
+    origins = {
+        key: origin
+        for key, (_, origin) in settings.items()
+        if key in ("index-url", "extra-index-url", "find-links", "no-index", "cert")
+    }
     if cert is not None:
         settings["cert"] = ([cert], "--cert")
+        origins["cert"] = "--cert"
     cert_value = " ".join(settings["cert"][0]) if "cert" in settings else None
-
-    origins = {key: origin for key, (_, origin) in settings.items()}
-    links = tuple(settings.get("find-links", ([], ""))[0])
-    if _truthy(" ".join(settings.get("no-index", (["0"], ""))[0]) or "0"):
+    links = tuple(dict.fromkeys([*settings.get("find-links", ([], ""))[0], *find_links]))
+    if find_links:
+        configured = origins.get("find-links")
+        origins["find-links"] = f"{configured}, --find-links" if configured else "--find-links"
+    if no_index or _truthy(" ".join(settings.get("no-index", (["0"], ""))[0]) or "0"):
+        origins["no-index"] = "--no-index" if no_index else origins.get("no-index", "")
         return IndexConfig(None, (), links, origins, cert_value)
-    primary = settings.get("index-url", ([], ""))[0]
-    if primary:
-        url = primary[-1]
+    # the order searched: what the command line names, then what the configuration names
+    searched: list[tuple[str, str]] = [(u, "--extra-index-url") for u in extra_index_urls]
+    if index_url is not None:
+        searched.append((index_url, "--index-url"))
+    configured_extras, extras_origin = settings.get("extra-index-url", ([], ""))
+    searched += [(u, extras_origin) for u in configured_extras]
+    if index_url is not None:
+        url = index_url
+        origins["index-url"] = "--index-url"
+    elif settings.get("index-url", ([], ""))[0]:
+        words, origin = settings["index-url"]
+        url = words[-1]
+        searched.append((url, origin))
     else:
         url = default_index_url(interpreter)
         origins["index-url"] = "pip's default"
-    extras = tuple(settings.get("extra-index-url", ([], ""))[0])
-    return IndexConfig(url, extras, links, origins, cert_value)
+        searched.append((url, "pip's default"))
+    if extra_index_urls:
+        origins["extra-index-url"] = "--extra-index-url"
+    unique: dict[str, str] = {}
+    for item_url, origin in searched:
+        unique.setdefault(item_url, origin)
+    extras = tuple(u for u in unique if u != url)
+    return IndexConfig(url, extras, links, origins, cert_value, tuple(unique.items()))

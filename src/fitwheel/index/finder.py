@@ -1,8 +1,9 @@
 """All the files a project has, across the configured indexes and find-links.
 
-Indexes are searched in uv's order: the ``--extra-index-url`` ones first (earlier ones first), the
-``--index-url`` last; find-links always count. Which indexes' files count for a project is the
-index strategy's choice (uv's names and meaning):
+Indexes are searched in the order :meth:`IndexConfig.search_order` gives: those named on the
+command line before the configured ones, and within each the extra indexes (earlier ones first)
+before the main one, as uv does; find-links always count. Which indexes' files count for a
+project is the index strategy's choice (uv's names and meaning):
 
 - ``first-index`` (default): only the first index that has the project; a name that a private
   index serves cannot be taken over by an index searched later (dependency confusion);
@@ -48,9 +49,9 @@ FIND_LINKS_RANK = 1 << 30
 
 
 def search_order(config: IndexConfig) -> tuple[str, ...]:
-    """The indexes in the order they are searched (uv's): extra indexes first, then the main."""
-    extras = tuple(u for u in config.extra_index_urls if u != config.index_url)
-    return extras + ((config.index_url,) if config.index_url else ())
+    """The indexes in the order they are searched: those the command line names, then the
+    configured ones (each group: extra indexes first, then the main one, as in uv)."""
+    return config.search_order()
 
 
 class Finder:

@@ -106,6 +106,7 @@ class Session:
         "env",
         "retries",
         "timeout",
+        "trusted_hosts",
     )
 
     def __init__(
@@ -116,6 +117,7 @@ class Session:
         cache: HttpCache | None = None,
         env: Mapping[str, str] | None = None,
         cafile: str | None = None,
+        trusted_hosts: frozenset[str] = frozenset(),
     ) -> None:
         self.retries = retries
         self.backoff = backoff
@@ -125,6 +127,9 @@ class Session:
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
         #: a CA bundle to trust (None: the system store, or PIP_CERT / SSL_CERT_FILE)
         self.cafile = cafile
+        #: pip's ``trusted-host``: hosts (``host`` or ``host:port``) whose HTTPS certificate
+        #: is not checked
+        self.trusted_hosts = trusted_hosts
         self._credentials: dict[str, tuple[str, str]] = {}
         self._pool: Any = None
         self._proxy_pools: dict[str, Any] = {}
@@ -132,6 +137,21 @@ class Session:
         self._tls: ssl.SSLContext | None = None
         # an RLock: building a proxy pool asks for the TLS context under the same lock
         self._lock = threading.RLock()
+
+    def quick(self, timeout: float = 10.0) -> Session:
+        """A session like this one (credentials, trust, cache) that does not retry and waits
+        at most ``timeout`` seconds: for requests whose failure only costs advice."""
+        other = Session(
+            retries=0,
+            backoff=self.backoff,
+            timeout=min(self.timeout, timeout),
+            cache=self.cache,
+            env=self.env,
+            cafile=self.cafile,
+            trusted_hosts=self.trusted_hosts,
+        )
+        other._credentials = self._credentials
+        return other
 
     def add_credentials(self, url: str) -> str:
         """Remember the user info of ``url`` for its host; return the URL without it."""
@@ -163,7 +183,7 @@ class Session:
                 return self._proxy_pools[proxy]  # type: ignore[no-any-return]
         with self._lock:
             if self._pool is None:
-                self._pool = _pool_manager(self._tls_context)
+                self._pool = _pool_manager(self._tls_context, self.trusted_hosts)
             return self._pool  # type: ignore[no-any-return]
 
     def _auth_header(self, url: str) -> dict[str, str]:
@@ -335,10 +355,19 @@ class Session:
             resp.release_conn()
 
 
-def _pool_manager(tls: Callable[[], ssl.SSLContext]) -> urllib3.PoolManager:
+def _pool_manager(
+    tls: Callable[[], ssl.SSLContext], trusted: frozenset[str] = frozenset()
+) -> urllib3.PoolManager:
     """A pool manager whose every https pool, however it is reached (first request, after
-    http ones, through a redirect), uses the session's TLS context, built on first need."""
+    http ones, through a redirect), uses the session's TLS context, built on first need; a
+    host in ``trusted`` (pip's ``trusted-host``: ``host`` or ``host:port``) is not checked."""
     import urllib3
+
+    if trusted:
+        import warnings
+
+        # the user asked for these hosts not to be checked: no warning on every request
+        warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
 
     class _Pools(urllib3.PoolManager):
         def _new_pool(
@@ -350,7 +379,15 @@ def _pool_manager(tls: Callable[[], ssl.SSLContext]) -> urllib3.PoolManager:
         ) -> urllib3.HTTPConnectionPool:
             if scheme == "https":
                 context = dict(request_context or self.connection_pool_kw)
-                context["ssl_context"] = tls()
+                if host in trusted or f"{host}:{port}" in trusted:
+                    unchecked = ssl.create_default_context()
+                    unchecked.check_hostname = False
+                    unchecked.verify_mode = ssl.CERT_NONE
+                    context["ssl_context"] = unchecked
+                    context["cert_reqs"] = "CERT_NONE"
+                    context["assert_hostname"] = False
+                else:
+                    context["ssl_context"] = tls()
                 request_context = context
             return super()._new_pool(scheme, host, port, request_context)
 

@@ -20,15 +20,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import CacheLayout, lock_fd
 from fitwheel.index.auth import redact
 from fitwheel.index.findlinks import local_path
-from fitwheel.index.http import Session
 from fitwheel.install.precreate import Precreator
 from fitwheel.integrity import Hashes, HashMismatchError, Verifier
+
+if TYPE_CHECKING:
+    # the HTTP stack (urllib3, ssl) loads only where something is downloaded
+    from fitwheel.index.http import Session
 
 
 @contextlib.contextmanager

@@ -109,7 +109,17 @@ class TargetEnvironment:
         """Installed distributions by canonical name (the first found on the path wins)."""
         found: dict[NormalizedName, importlib_metadata.Distribution] = {}
         for dist in importlib_metadata.distributions(path=self.site_dirs):
-            name = dist.metadata["Name"]
+            try:
+                name = dist.metadata["Name"]
+            except (UnicodeDecodeError, OSError) as exc:
+                # one bad folder must not stop the work on the rest (see install.inventory)
+                import warnings
+
+                folder = getattr(dist, "_path", "a .dist-info folder")
+                warnings.warn(
+                    f"{folder}: skipped, its METADATA cannot be read ({exc})", stacklevel=2
+                )
+                continue
             if name and canonicalize_name(name) not in found:
                 found[canonicalize_name(name)] = dist
         return found

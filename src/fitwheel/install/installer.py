@@ -111,8 +111,10 @@ def install_wheels(
     notice: TextIO | None = None,
     lock: bool = True,
     commit_hook: Callable[[Operation], None] | None = None,
+    remove: Sequence[str] = (),
 ) -> InstallResult:
-    """Install ``wheels`` into ``env``; replaced versions of the same names are removed.
+    """Install ``wheels`` into ``env``; replaced versions of the same names are removed, and
+    so are the installed distributions named in ``remove``, in the same transaction.
 
     ``lock=False``: the caller already holds the environment's lock."""
     with environment_lock(env.prefix, notice=notice) if lock else contextlib.nullcontext():
@@ -166,8 +168,9 @@ def install_wheels(
             installed = env.installed()
             removed_names: list[str] = []
             removed: set[str] = set()
-            for wheel in wheels:
-                old = installed.get(canonicalize_name(wheel.name))
+            replaced = [canonicalize_name(wheel.name) for wheel in wheels]
+            for name in [*replaced, *(canonicalize_name(n) for n in remove)]:
+                old = installed.get(name)
                 if old is not None:
                     removed.update(str(path) for path in owned_files(old, env.prefix))
                     removed_names.append(f"{old.metadata['Name']} {old.version}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fitwheel.index.config import IndexConfig
 from fitwheel.install.workflow import InstallOutcome
 from fitwheel.platform.profile import Profile
 
@@ -36,7 +37,12 @@ def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, A
             "prefix": str(env.prefix),
             "markers": dict(env.markers),
         },
-        "indexes": list(outcome.config.index_urls),
+        # in the order searched, each with where it came from
+        "indexes": list(outcome.config.search_order()),
+        "index_origins": [
+            {"url": url, "origin": outcome.config.origin_of(url)}
+            for url in outcome.config.search_order()
+        ],
         "find_links": list(outcome.config.find_links),
         "target_sources": dict(profile.sources) if profile is not None else {},
         "install": entries,
@@ -46,7 +52,7 @@ def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, A
 def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc: str) -> list[str]:
     """For each package with variants: the candidates in order, each rejection with its reason,
     and where each detected value came from."""
-    lines: list[str] = []
+    lines: list[str] = index_lines(outcome.config)
     used: set[str] = set()
     chosen = {(p.candidate.name, str(p.candidate.version)): p.candidate for p in outcome.planned}
     for (name, version), trace in sorted(outcome.resolution.traces.items()):
@@ -91,6 +97,19 @@ def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc:
                 lines.append(f"  device: {dev.describe()}")
     else:
         lines.append("no package in this install publishes variants")
+    return lines
+
+
+def index_lines(config: IndexConfig) -> list[str]:
+    """The indexes in the order searched, each with where it came from, and the find-links."""
+    lines = ["indexes, in the order searched:"]
+    order = config.search_order()
+    for rank, url in enumerate(order, 1):
+        lines.append(f"  {rank}. {url} ({config.origin_of(url)})")
+    if not order:
+        lines.append("  (none: --no-index)")
+    for link in config.find_links:
+        lines.append(f"  find-links: {link} ({config.origins.get('find-links', 'find-links')})")
     return lines
 
 

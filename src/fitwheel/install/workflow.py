@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import CacheLayout, cache_root
-from fitwheel.index.config import IndexConfig, load_index_config
+from fitwheel.index.config import IndexConfig, PipSettings, load_index_config, load_pip_settings
 from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session
 from fitwheel.index.httpcache import HttpCache
@@ -34,6 +34,7 @@ from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.integrity import HashMismatchError, HashRequiredError
 from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
+from fitwheel.resolve.diagnose import shadowed
 from fitwheel.resolve.requirements import UserInput, UserRequirement, collect
 from fitwheel.resolve.resolver import Resolution, resolve, skipped_versions
 from fitwheel.variants.names import canonicalize_name
@@ -80,6 +81,9 @@ class InstallRequest:
         no_cache: bool = False,
         env: Mapping[str, str] | None = None,
         cache_dir: Path | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+        trusted_hosts: Sequence[str] = (),
     ) -> None:
         self.requirements = requirements
         self.requirement_files = requirement_files
@@ -102,7 +106,8 @@ class InstallRequest:
         self.upgrade = upgrade
         self.force_reinstall = force_reinstall
         self.require_hashes = require_hashes
-        #: pip's --no-binary / --only-binary values (see :mod:`fitwheel.resolve.formats`)
+        #: pip's form (names, ``:all:``, ``:none:``); pip's configuration comes first, then
+        #: the flags (see :meth:`with_pip_settings`)
         self.no_binary = no_binary
         self.only_binary = only_binary
         #: seconds each build backend hook may run (None: the default)
@@ -119,6 +124,29 @@ class InstallRequest:
         self.no_cache = no_cache
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
         self.cache_dir = cache_dir
+        #: seconds to wait for an index, and retries of a failed request (None: the default)
+        self.timeout = timeout
+        self.retries = retries
+        #: hosts whose HTTPS certificate is not checked (pip's ``--trusted-host``)
+        self.trusted_hosts = trusted_hosts
+
+    def with_pip_settings(self, settings: PipSettings) -> InstallRequest:
+        """This request with pip's configuration under it: a yes/no setting is on when the
+        configuration or the flag says so, lists are the configuration's and then the flags',
+        a value given as a flag wins."""
+        import copy
+
+        merged = copy.copy(self)
+        merged.constraint_files = [*settings.constraint_files, *self.constraint_files]
+        merged.no_binary = [*settings.no_binary, *self.no_binary]
+        merged.only_binary = [*settings.only_binary, *self.only_binary]
+        merged.pre = self.pre or settings.pre
+        merged.no_deps = self.no_deps or settings.no_deps
+        merged.require_hashes = self.require_hashes or settings.require_hashes
+        merged.timeout = self.timeout if self.timeout is not None else settings.timeout
+        merged.retries = self.retries if self.retries is not None else settings.retries
+        merged.trusted_hosts = [*settings.trusted_hosts, *self.trusted_hosts]
+        return merged
 
 
 class Planned:
@@ -162,16 +190,10 @@ class InstallOutcome:
 
 def installed_label(dist: object) -> str | None:
     """The variant label of an installed distribution (from its ``variant.json``), if any."""
-    import json
+    from fitwheel.install.inventory import variant_of
 
     text = getattr(dist, "read_text", lambda _n: None)("variant.json")
-    if not text:
-        return None
-    try:
-        variants = json.loads(text).get("variants", {})
-    except (ValueError, AttributeError):
-        return None
-    return next(iter(variants), None) if isinstance(variants, dict) and len(variants) == 1 else None
+    return variant_of(text, "variant.json")[0]
 
 
 def cache_dir(request: InstallRequest) -> Path:
@@ -240,6 +262,18 @@ def run_install(
         return _run_install(request, Path(tmp), target, profile, progress, notice)
 
 
+def _check_configured_files(settings: PipSettings) -> None:
+    """A constraints file that pip's configuration names must exist (the message says where
+    the setting is, which a missing-file error alone would not)."""
+    for name in settings.constraint_files:
+        if not Path(name).is_file():
+            origin = settings.origins.get("constraint", "pip's configuration")
+            raise FitwheelError(
+                f"the constraints file {name} that pip's 'constraint' setting names ({origin}) "
+                "does not exist: fix or remove the setting."
+            )
+
+
 def _run_install(
     request: InstallRequest,
     root: Path,
@@ -250,6 +284,9 @@ def _run_install(
 ) -> InstallOutcome:
     layout = CacheLayout(root)
     env = inspect_environment(request.python, request.env, cache_dir=layout.envs)
+    settings = load_pip_settings(env=request.env, site_prefix=str(env.prefix))
+    request = request.with_pip_settings(settings)
+    _check_configured_files(settings)
     if env.externally_managed and not request.break_system_packages:
         raise FitwheelError(
             f"{env.python} belongs to the operating system's Python, whose packages the system "
@@ -264,7 +301,13 @@ def _run_install(
     )
     if not user.requirements:
         raise FitwheelError("nothing to install: name at least one requirement or pass -r FILE.")
-    session = Session(env=request.env, cache=HttpCache(layout.http))
+    session = Session(
+        env=request.env,
+        cache=HttpCache(layout.http),
+        retries=3 if request.retries is None else request.retries,
+        timeout=30.0 if request.timeout is None else request.timeout,
+        trusted_hosts=frozenset(request.trusted_hosts),
+    )
     with contextlib.ExitStack() as stack:
         fetcher = _Fetcher(request, session, layout, progress)
         stack.callback(fetcher.close)
@@ -303,8 +346,8 @@ def _build_local_sources(user: UserInput, sources: _Sources) -> UserInput:
                     {},
                     wheel.resolve(),
                     item.origin,
-                    path,
-                    True,
+                    source_path=path,
+                    editable=True,
                 )
             )
             continue
@@ -326,7 +369,7 @@ def _build_local_sources(user: UserInput, sources: _Sources) -> UserInput:
                 {},
                 wheel.resolve(),
                 item.origin,
-                path,
+                source_path=path,
             )
         )
     return out
@@ -355,14 +398,12 @@ def _run_locked(
         cert=request.cert,
     )
     session.cafile = config.cert
-    config = IndexConfig(
-        session.add_credentials(config.index_url) if config.index_url else None,
-        tuple(session.add_credentials(u) for u in config.extra_index_urls),
-        config.find_links,
-        config.origins,
-        config.cert,
-    )
+    config = config.with_urls(session.add_credentials)
     forced = {canonicalize_name(k): v for k, v in request.forced_variants.items()}
+    for item in user.requirements:
+        # a requirement's own --variant=LABEL (a frozen variant install); the flag wins
+        if item.variant is not None:
+            forced.setdefault(item.name, item.variant)
     from fitwheel.resolve.formats import FormatControl
 
     options = Options(
@@ -519,6 +560,9 @@ class _Sources:
             cert=request.cert,
             env=request.env,
             cache_dir=self.layout.root,
+            timeout=request.timeout,
+            retries=request.retries,
+            trusted_hosts=request.trusted_hosts,
         )
         if self.notice is not None:
             self._say(f"installing the build requirements of {what}: {', '.join(requirements)}")
@@ -639,6 +683,7 @@ def _resolve_and_install(
     outcome = InstallOutcome(env, config, resolution, planned, None)
     outcome.warnings += resolution.invalid
     outcome.warnings += skipped_versions(resolution)
+    outcome.warnings += shadowed(resolution.pins, resolution.specifiers, source)
     for cand in resolution.pins:
         served = source.finder.served_by.get(cand.name, [])
         if len(served) > 1:

@@ -182,8 +182,6 @@ class CandidateSource:
         "_versions",
         "finder",
         "options",
-        "refused_sdists",
-        "refused_wheels",
         "traces",
     )
 
@@ -204,10 +202,6 @@ class CandidateSource:
         self._ranks: dict[Tag, int] | None = None
         # one scan of each project, whichever thread asks first
         self._gates: dict[NormalizedName, threading.Lock] = {}
-        #: project -> versions that only an sdist offers here, which --only-binary refused
-        self.refused_sdists: dict[NormalizedName, list[str]] = {}
-        #: project -> versions that only wheels offer here, which --no-binary refused
-        self.refused_wheels: dict[NormalizedName, list[str]] = {}
 
     def _tag_rank(self) -> dict[Tag, int]:
         if self._ranks is None:
@@ -263,8 +257,6 @@ class CandidateSource:
         formats = self.options.formats
         wheels_ok = formats.wheels_allowed(key)
         sdists_ok = formats.sdists_allowed(key)
-        refused: set[Version] = set()
-        refused_wheels: set[Version] = set()
         for link in self.finder.links(key):
             if not link.is_wheel:
                 sdist = _sdist_version(link, key)
@@ -272,8 +264,6 @@ class CandidateSource:
                     continue
                 if sdists_ok:
                     by_version.setdefault(sdist, []).append((link, None, _SDIST_RANK))
-                else:
-                    refused.add(sdist)
                 continue
             try:
                 wheel = WheelFilename.parse(link.filename)
@@ -281,7 +271,6 @@ class CandidateSource:
             except (VariantError, InvalidVersion):
                 continue
             if not wheels_ok:
-                refused_wheels.add(version)
                 continue
             if canonicalize_name(wheel.name) != key or not self._python_ok(link):
                 continue
@@ -289,13 +278,6 @@ class CandidateSource:
             if not ranks:
                 continue
             by_version.setdefault(version, []).append((link, wheel, min(ranks)))
-        refused -= set(by_version)
-        refused_wheels -= set(by_version)
-        with self._lock:
-            if refused:
-                self.refused_sdists[key] = [str(v) for v in sorted(refused, reverse=True)]
-            if refused_wheels:
-                self.refused_wheels[key] = [str(v) for v in sorted(refused_wheels, reverse=True)]
         finder = self.finder
         first: dict[Version, int] = {}
         for version, wheels in by_version.items():

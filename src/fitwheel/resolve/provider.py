@@ -54,6 +54,20 @@ def _pinned(spec: SpecifierSet) -> bool:
     return any(s.operator in ("==", "===") and "*" not in s.version for s in spec)
 
 
+class SharedMetadata:
+    """The dependencies and Requires-Python read from wheels' metadata, by wheel URL: one
+    instance given to the providers of several resolutions (one per lock target) reads each
+    wheel's metadata once for all of them."""
+
+    __slots__ = ("gates", "lock", "requires", "requires_python")
+
+    def __init__(self) -> None:
+        self.requires: dict[str, list[tuple[Requirement, str | None]]] = {}
+        self.requires_python: dict[str, str | None] = {}
+        self.lock = threading.Lock()
+        self.gates: dict[str, threading.Lock] = {}
+
+
 class Provider(AbstractProvider[Requirement, Candidate, str]):
     def __init__(
         self,
@@ -66,6 +80,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         prefetch_jobs: int = 4,
         on_pin: Callable[[Candidate], None] | None = None,
         build_metadata: Callable[[Candidate], bytes] | None = None,
+        shared: SharedMetadata | None = None,
     ) -> None:
         self.source = source
         self.session = session
@@ -84,15 +99,17 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self.build_metadata = build_metadata
         #: one line per candidate skipped for invalid metadata (pip's warning)
         self.skipped: list[str] = []
-        self._metadata: dict[str, list[tuple[Requirement, str | None]]] = {}
+        # what the wheels' metadata says, by URL: shared by the resolutions of several targets
+        shared = SharedMetadata() if shared is None else shared
+        self._metadata = shared.requires
         self._pool: ThreadPoolExecutor | None = None
         self._prefetched: set[str] = set()
         self._prefetch_lock = threading.Lock()
         self._closed = False
-        self._requires_python: dict[str, str | None] = {}
+        self._requires_python = shared.requires_python
         # one fetch of each wheel's metadata, whether a prefetch thread or the resolver asks first
-        self._metadata_lock = threading.Lock()
-        self._metadata_gates: dict[str, threading.Lock] = {}
+        self._metadata_lock = shared.lock
+        self._metadata_gates = shared.gates
 
     # -- resolvelib interface -------------------------------------------------------------------
     def identify(self, requirement_or_candidate: Requirement | Candidate) -> str:
@@ -172,6 +189,8 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
                         continue
                     if cand.link.yanked is not None and not use_yanked:
                         continue
+                    if cand.is_sdist and self.build_metadata is None:
+                        continue  # no builder here (a lock resolves wheels only)
                     try:
                         self._requires(cand)
                     except InvalidCandidateMetadata as exc:
@@ -200,6 +219,11 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             return SpecifierSet(spec).contains(self.source.options.python_version, prereleases=True)
         except InvalidSpecifier:
             return True
+
+    def requires_python_of(self, link: Any) -> str | None:
+        """A wheel's Requires-Python: the index's, else its metadata's if it was read."""
+        found: str | None = link.requires_python or self._requires_python.get(link.url)
+        return found
 
     def is_satisfied_by(self, requirement: Requirement, candidate: Candidate) -> bool:
         if canonicalize_name(requirement.name) != candidate.name:

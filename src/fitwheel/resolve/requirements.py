@@ -3,7 +3,9 @@ files (built into wheels before resolution), requirement/constraint files.
 
 Requirement files take pip's core syntax: one PEP 508 requirement per line, ``#`` comments,
 backslash continuations, ``-r``/``--requirement`` and ``-c``/``--constraint`` (relative to the
-file), and per-requirement ``--hash=algo:digest`` options.
+file), and per-requirement ``--hash=algo:digest`` options. fitwheel adds one per-requirement
+option, ``--variant=LABEL``: install that variant of the project (what ``fitwheel freeze``
+writes for a variant install, so that ``fitwheel install -r`` reproduces it).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class UserRequirement:
     #: a local wheel file given directly
     wheel_path: Path | None = None
     origin: str = "command line"
+    #: ``--variant=LABEL``: install this variant (not part of equality or the hash)
+    variant: str | None = field(default=None, compare=False)
     #: a local source tree or sdist file given directly (built into ``wheel_path``)
     source_path: Path | None = None
     #: ``-e``: installed in editable mode (PEP 660)
@@ -78,11 +82,24 @@ def _local_source(text: str, base: Path | None) -> Path | None:
 
 
 def parse_line(text: str, origin: str, base: Path | None = None) -> UserRequirement:
-    """One requirement (``name[extra]>=1; marker``, optional ``--hash``es, or a wheel path)."""
-    parts = text.split(" --hash")
+    """One requirement (``name[extra]>=1; marker``, optional ``--hash``es and ``--variant``, or
+    a wheel path)."""
+    import re
+
+    parts = re.split(r"\s+--(?=(?:hash|variant)\b)", text)
     spec = parts[0].strip()
     hashes: dict[str, set[str]] = {}
+    variant: str | None = None
     for item in parts[1:]:
+        if item.startswith("variant"):
+            label = item[len("variant") :].strip().lstrip("=").strip()
+            if not label or " " in label:
+                raise RequirementError(
+                    f"{origin}: --variant must look like --variant=LABEL, not {item!r}."
+                )
+            variant = label
+            continue
+        item = item[len("hash") :]
         value = item.strip().lstrip("=").strip()
         algo, sep, digest = value.partition(":")
         if not sep or not digest:
@@ -101,7 +118,7 @@ def parse_line(text: str, origin: str, base: Path | None = None) -> UserRequirem
 
         wheel = WheelFilename.parse(path.name)
         req = Requirement(f"{wheel.name}=={wheel.version}")
-        return UserRequirement(req, frozen, path.resolve(), origin)
+        return UserRequirement(req, frozen, path.resolve(), origin, variant)
     source = _local_source(spec, base)
     if source is not None:
         if source.is_dir():
@@ -124,7 +141,7 @@ def parse_line(text: str, origin: str, base: Path | None = None) -> UserRequirem
             except VariantError as exc:
                 raise RequirementError(f"{origin}: {exc}") from None
             placeholder = Requirement(f"{parsed.name}=={parsed.version}")
-        return UserRequirement(placeholder, frozen, None, origin, source.resolve())
+        return UserRequirement(placeholder, frozen, None, origin, source_path=source.resolve())
     try:
         req = Requirement(spec)
     except InvalidRequirement as exc:
@@ -134,7 +151,7 @@ def parse_line(text: str, origin: str, base: Path | None = None) -> UserRequirem
             f"{origin}: {spec!r} is a direct URL requirement; fitwheel installs from indexes, "
             "find-links folders and local wheel paths."
         )
-    return UserRequirement(req, frozen, None, origin)
+    return UserRequirement(req, frozen, None, origin, variant)
 
 
 def _logical_lines(text: str) -> Iterable[tuple[int, str]]:
@@ -215,7 +232,12 @@ def collect(
             )
         out.requirements.append(
             UserRequirement(
-                item.requirement, item.hashes, None, item.origin, item.source_path, True
+                item.requirement,
+                item.hashes,
+                None,
+                item.origin,
+                source_path=item.source_path,
+                editable=True,
             )
         )
     for name in files:

@@ -21,7 +21,7 @@ from fitwheel.index.http import Session
 from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
 from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
-from fitwheel.resolve.provider import Provider
+from fitwheel.resolve.provider import Provider, SharedMetadata
 from fitwheel.resolve.requirements import UserInput
 from fitwheel.variants.names import canonicalize_name
 
@@ -35,7 +35,7 @@ class UnsupportedDeviceError(ResolutionError):
 
 
 class Resolution:
-    __slots__ = ("decisions", "invalid", "pins", "requested", "traces")
+    __slots__ = ("decisions", "invalid", "pins", "requested", "specifiers", "traces")
 
     def __init__(
         self,
@@ -43,6 +43,7 @@ class Resolution:
         requested: frozenset[NormalizedName],
         traces: Mapping[tuple[NormalizedName, str], VersionTrace],
         decisions: list[str] | None = None,
+        specifiers: Mapping[NormalizedName, SpecifierSet] | None = None,
     ) -> None:
         self.pins = pins
         self.requested = requested
@@ -50,6 +51,11 @@ class Resolution:
         self.decisions: list[str] = [] if decisions is None else decisions
         #: candidates skipped because their metadata is invalid (one warning line each)
         self.invalid: list[str] = []
+        #: every project's requirements and constraints together (what another version of it
+        #: would have to satisfy)
+        self.specifiers: Mapping[NormalizedName, SpecifierSet] = (
+            {} if specifiers is None else specifiers
+        )
 
     def trace_of(self, candidate: Candidate) -> VersionTrace | None:
         return self.traces.get((candidate.name, str(candidate.version)))
@@ -82,11 +88,13 @@ def resolve(
     allow_fallback: bool = False,
     on_pin: Callable[[Candidate], None] | None = None,
     build_metadata: Callable[[Candidate], bytes] | None = None,
+    shared: SharedMetadata | None = None,
 ) -> Resolution:
     """Pin a candidate for every requirement and dependency. ``on_pin`` hears of each
     candidate as the resolver is about to pin it (before its dependencies are read), so that
     its download can start; a later backtrack may still drop it. ``build_metadata`` gives an
-    sdist candidate's metadata (through its build backend); without it sdists cannot be used."""
+    sdist candidate's metadata (through its build backend); without it sdists cannot be used.
+    ``shared`` holds the wheels' metadata across several resolutions (one per lock target)."""
     from resolvelib import Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
@@ -109,6 +117,7 @@ def resolve(
         preferred=preferred,
         on_pin=on_pin,
         build_metadata=build_metadata,
+        shared=shared,
     )
     decisions: list[str] = []
     roots: list[Requirement] = []
@@ -125,7 +134,7 @@ def resolve(
     try:
         result = resolver.resolve(roots, max_rounds=2000)
     except ResolutionImpossible as exc:
-        message = _impossible_message(exc, source)
+        message = _impossible_message(exc, provider, constraints)
         if provider.skipped:
             message += " Skipped for invalid metadata: " + "; ".join(provider.skipped) + "."
         raise ResolutionError(message) from None
@@ -138,52 +147,55 @@ def resolve(
         provider.close()
     pins = [c for key, c in result.mapping.items() if "[" not in key]
     pins.sort(key=lambda c: c.name)
-    resolution = Resolution(pins, requested, source.traces, decisions)
+    specifiers: dict[NormalizedName, SpecifierSet] = dict(constraints)
+    for key, criterion in result.criteria.items():
+        name = canonicalize_name(key.split("[", 1)[0])
+        for info in criterion.information:
+            specifiers[name] = specifiers.get(name, SpecifierSet()) & info.requirement.specifier
+    resolution = Resolution(pins, requested, source.traces, decisions, specifiers)
     resolution.invalid = list(provider.skipped)
     if not allow_fallback:
         check_gpu_fallback(resolution, devices)
     return resolution
 
 
-def _impossible_message(exc: Any, source: CandidateSource) -> str:
+def _impossible_message(
+    exc: Any, provider: Provider, constraints: Mapping[NormalizedName, SpecifierSet]
+) -> str:
+    """The causes of a failed resolution: for a project that nothing can satisfy, why (see
+    :mod:`fitwheel.resolve.diagnose`); for a conflict, the chain of requirements."""
+    from fitwheel.resolve.diagnose import unavailable_reason
+
+    source = provider.source
     parts = []
-    builds_refused: list[str] = []
+    named: list[str] = []
     for cause in exc.causes:
         req = cause.requirement
         name = canonicalize_name(req.name)
         parent = f" (needed by {cause.parent.name} {cause.parent.version})" if cause.parent else ""
-        available = [str(version) for version, _wheels in source.versions(name)]
-        refused = source.refused_sdists.get(name)
-        wheels_refused = source.refused_wheels.get(name)
-        if not available and wheels_refused and not refused:
-            builds_refused.append(source.options.formats.wheel_refusal(name))
-            offer = (
-                f"only wheels ({', '.join(wheels_refused[:8])}), which "
-                f"{source.options.formats.wheel_refusal(name)} refuses"
-            )
-        elif not available and refused:
-            builds_refused.append(source.options.formats.refusal(name))
-            offer = (
-                f"only source distributions ({', '.join(refused[:8])}), builds refused by "
-                f"{source.options.formats.refusal(name)}"
-            )
-        else:
-            offer = (
-                ", ".join(available[:8])
-                if available
-                else "no wheel for this interpreter and platform"
-            )
         forced = source.options.forced.get(name)
+        reason = None
+        if forced is None:
+            spec = req.specifier & constraints.get(name, SpecifierSet())
+            try:
+                reason = unavailable_reason(name, spec, source, provider.requires_python_of)
+            except FitwheelError:
+                reason = None
+        if reason is not None:
+            named.append(f"{req}{parent}: {reason}")
+            continue
+        available = [str(version) for version, _wheels in source.versions(name)]
+        offer = (
+            ", ".join(available[:8]) if available else "no wheel for this interpreter and platform"
+        )
         if forced is not None:
             offer += f" (--variant {name}={forced} allows only that label)"
+        if name in constraints:
+            offer += f" (constrained to {constraints[name]})"
         parts.append(f"{req}{parent}: available {offer}")
-    why = "; ".join(dict.fromkeys(parts))
-    if builds_refused:
-        return (
-            f"no set of versions satisfies the requirements: {why}. Drop "
-            f"{' and '.join(dict.fromkeys(builds_refused))} for them, or add an index that "
-            "has the kind of distribution it allows."
-        )
+    if named and not parts:
+        return f"cannot install {'; '.join(dict.fromkeys(named))}."
+    why = "; ".join(dict.fromkeys(named + parts))
     return (
         f"no set of versions satisfies the requirements: {why}. Loosen a pin, add an index, "
         "or pass --pre for pre-releases."

@@ -19,6 +19,7 @@ __all__ = [
     "CoreMetadata",
     "InvalidMetadataError",
     "WheelInfo",
+    "metadata_fields",
     "parse_metadata",
     "parse_wheel_info",
 ]
@@ -205,6 +206,14 @@ def parse_metadata(data: bytes, source: str) -> CoreMetadata:
         summary=text("summary"),
         metadata_version=text("metadata_version"),
     )
+
+
+def metadata_fields(data: bytes, source: str) -> dict[str, object]:
+    """Every readable field of a core metadata file, by ``packaging``'s raw names (``summary``,
+    ``home_page``, ``author_email``, ``project_urls``, ...): what ``fitwheel show`` prints.
+    A field that cannot be read is left out."""
+    raw, _unparsed = _parse(data, source, None)
+    return raw
 
 
 def parse_wheel_info(data: bytes | str, source: str) -> WheelInfo:

@@ -1,0 +1,238 @@
+"""``fitwheel lock``: one pylock.toml for several targets (see docs/locking.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fitwheel.errors import FitwheelError, UsageError
+
+if TYPE_CHECKING:
+    from fitwheel.lock.document import Lock
+    from fitwheel.lock.locking import LockOutcome
+
+HELP = "Resolve for several targets and write one pylock.toml."
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("requirements", nargs="*", metavar="REQUIREMENT", help="a requirement")
+    parser.add_argument(
+        "-r", "--requirement", action="append", default=[], metavar="FILE",
+        dest="requirement_files", help="lock the requirements of a file",
+    )  # fmt: skip
+    parser.add_argument(
+        "-c", "--constraint", action="append", default=[], metavar="FILE",
+        dest="constraint_files", help="limit versions with a constraints file",
+    )  # fmt: skip
+    parser.add_argument(
+        "-o", "--output", default="pylock.toml", metavar="FILE",
+        help="the lock file to write (default: pylock.toml)",
+    )  # fmt: skip
+    targets = parser.add_argument_group("targets")
+    targets.add_argument(
+        "--profile", action="append", default=[], metavar="FILE", dest="profiles",
+        help="a target's profile (from 'fitwheel detect --json'); repeat for each target "
+        "(default with --check or --upgrade: the profiles the lock records)",
+    )  # fmt: skip
+    targets.add_argument(
+        "--python-version", metavar="V", help="the targets' Python version (default: this one)"
+    )
+    targets.add_argument(
+        "--platform", action="append", default=[], metavar="TAG",
+        help="the targets' wheel platform tags, best first (default: from each profile)",
+    )  # fmt: skip
+    targets.add_argument("--gpu-policy", metavar="POLICY", help="all (default), any, device=N")
+    targets.add_argument(
+        "--enable-optional", action="append", default=[], metavar="NS",
+        help="enable the optional provider of namespace NS",
+    )  # fmt: skip
+    targets.add_argument(
+        "--enable-optional-all", action="store_true", help="enable every optional provider"
+    )
+    targets.add_argument(
+        "--allow-fallback", action="store_true",
+        help="lock a build without GPU support for a target whose GPU no build fits",
+    )  # fmt: skip
+    index = parser.add_argument_group("package sources")
+    index.add_argument("-i", "--index-url", metavar="URL", help="the main simple index")
+    index.add_argument(
+        "--extra-index-url", action="append", default=[], metavar="URL", help="another index"
+    )
+    index.add_argument(
+        "-f", "--find-links", action="append", default=[], metavar="DIR",
+        help="a folder (or page) of wheels",
+    )  # fmt: skip
+    index.add_argument("--no-index", action="store_true", help="use only --find-links")
+    index.add_argument(
+        "--index-strategy",
+        choices=("first-index", "unsafe-first-match", "unsafe-best-match"),
+        default="first-index",
+        help="as for install",
+    )
+    index.add_argument("--cert", metavar="FILE", help="a CA bundle to trust for HTTPS")
+    index.add_argument("--cache-dir", metavar="DIR", help="where pages and downloads are cached")
+    choice = parser.add_argument_group("choosing versions")
+    choice.add_argument("--pre", action="store_true", help="consider pre-releases")
+    choice.add_argument(
+        "-U", "--upgrade", action="store_true",
+        help="take the newest allowed versions (default: keep the locked ones while they fit)",
+    )  # fmt: skip
+    choice.add_argument(
+        "-P", "--upgrade-package", action="append", default=[], metavar="NAME",
+        help="take the newest allowed version of NAME only",
+    )  # fmt: skip
+    choice.add_argument(
+        "--check", action="store_true",
+        help="write nothing; exit 1 with a summary when the lock is not what these inputs give",
+    )  # fmt: skip
+    from fitwheel.cli._lockhosts import add_report_arguments
+
+    add_report_arguments(parser)
+
+
+def explain_lines(outcome: LockOutcome) -> list[str]:
+    lines = []
+    for target, resolution in zip(outcome.targets, outcome.resolutions, strict=True):
+        lines.append(f"target {target.name} ({target.source}): {target.summary()}")
+        for cand in resolution.pins:
+            trace = resolution.trace_of(cand)
+            build = f" [{cand.label}]" if cand.label else ""
+            lines.append(f"  {cand.name} {cand.version}{build}")
+            if trace is None:
+                continue
+            for rank, label in enumerate(trace.ordered, 1):
+                mark = "  <- locked" if cand.label == label else ""
+                lines.append(f"    {rank}. {label}{mark}")
+            if trace.has_plain_wheel:
+                mark = "  <- locked" if cand.label is None else ""
+                lines.append(f"    {len(trace.ordered) + 1}. (non-variant wheel){mark}")
+            for label, reason in trace.rejected.items():
+                lines.append(f"    rejected {label}: {reason}")
+        for line in resolution.decisions:
+            lines.append(f"  resolver: {line}")
+    return lines
+
+
+def report_json(outcome: LockOutcome, output: str) -> dict[str, Any]:
+    targets = []
+    for target, resolution in zip(outcome.targets, outcome.resolutions, strict=True):
+        packages = []
+        for cand in resolution.pins:
+            packages.append(
+                {
+                    "name": str(cand.name),
+                    "version": str(cand.version),
+                    "filename": cand.link.filename,
+                    "variant_label": cand.label,
+                    "variant_properties": cand.variant.as_dict() if cand.variant else {},
+                }
+            )
+        targets.append(
+            {
+                "name": target.name,
+                "profile": target.source,
+                "marker": target.marker,
+                "summary": target.summary(),
+                "packages": packages,
+            }
+        )
+    return {
+        "fitwheel_report": 1,
+        "lock": output,
+        "indexes": list(outcome.config.index_urls),
+        "find_links": list(outcome.config.find_links),
+        "targets": targets,
+    }
+
+
+def _previous(path: Path) -> Lock | None:
+    from fitwheel.lock.document import read_lock
+
+    return read_lock(str(path)) if path.exists() else None
+
+
+def run(args: argparse.Namespace) -> int:
+    from fitwheel.cli._lockhosts import lock_targets
+    from fitwheel.lock.locking import LockRequest, diff_summary, run_lock
+
+    output = Path(args.output)
+    try:
+        previous = _previous(output)
+    except FitwheelError:
+        if args.check:
+            raise
+        previous = None  # an unreadable old lock is replaced; only its preferences are lost
+    if args.check and previous is None:
+        raise UsageError(f"--check needs the lock to check: {output} does not exist.")
+    requirements = list(args.requirements)
+    profiles = list(args.profiles)
+    if previous is not None and not requirements and not args.requirement_files:
+        requirements = list(previous.requirements)
+    if previous is not None and not profiles:
+        profiles = [t.profile for t in previous.targets if t.profile]
+    if not requirements and not args.requirement_files:
+        raise UsageError("name at least one requirement, or pass -r FILE.")
+    enabled: frozenset[str] | bool = (
+        True if args.enable_optional_all else frozenset(args.enable_optional)
+    )
+    targets = lock_targets(
+        profiles,
+        python_version=args.python_version,
+        platforms=args.platform,
+        gpu_policy=args.gpu_policy,
+        enabled=enabled,
+    )
+    request = LockRequest(
+        requirements=requirements,
+        requirement_files=args.requirement_files,
+        constraint_files=args.constraint_files,
+        index_url=args.index_url,
+        extra_index_urls=args.extra_index_url,
+        find_links=args.find_links,
+        no_index=args.no_index,
+        index_strategy=args.index_strategy,
+        pre=args.pre,
+        upgrade=args.upgrade,
+        upgrade_packages=args.upgrade_package,
+        allow_fallback=args.allow_fallback,
+        cert=args.cert,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+    )
+    outcome = run_lock(request, targets, None if args.upgrade else previous)
+    for warning in outcome.warnings:
+        print(f"fitwheel: warning: {warning}", file=sys.stderr)
+    if args.explain:
+        print("\n".join(explain_lines(outcome)))
+    if args.report:
+        text = json.dumps(report_json(outcome, str(output)), indent=2) + "\n"
+        if args.report == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.report).write_text(text, encoding="utf-8")
+    text = outcome.lock.dumps()
+    if args.check:
+        assert previous is not None
+        current = output.read_text(encoding="utf-8")
+        if current == text:
+            if not args.quiet and args.report != "-":
+                print(f"{output} is up to date for {len(targets)} targets.")
+            return 0
+        lines = diff_summary(previous, outcome.lock)
+        print(f"{output} is out of date:", file=sys.stderr)
+        for line in lines:
+            print(f"  {line}", file=sys.stderr)
+        print("Run 'fitwheel lock' with the same arguments to update it.", file=sys.stderr)
+        return 1
+    from fitwheel.fs import atomic_write
+
+    atomic_write(output, text.encode("utf-8"))
+    if not args.quiet and args.report != "-":
+        count = len(outcome.lock.packages)
+        files = sum(len(p.wheels) for p in outcome.lock.packages)
+        names = ", ".join(t.name for t in targets)
+        print(f"Locked {count} packages ({files} files) for {len(targets)} targets ({names}) "
+              f"in {output}")  # fmt: skip
+    return 0

@@ -1,0 +1,115 @@
+"""``fitwheel uninstall``: remove installed distributions, all of them or none, under the same
+lock and journal as ``install``; asks before removing unless ``-y``, as pip does."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fitwheel.errors import FitwheelError, UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from fitwheel.install.environment import TargetEnvironment
+    from fitwheel.install.uninstall import Removal
+
+HELP = "Uninstall packages (all of them or none)."
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from fitwheel.cli._targets import add_python_argument
+
+    parser.add_argument("names", nargs="*", metavar="NAME", help="an installed package")
+    parser.add_argument(
+        "-r",
+        "--requirement",
+        action="append",
+        default=[],
+        metavar="FILE",
+        dest="requirement_files",
+        help="uninstall the packages a requirements file names",
+    )
+    parser.add_argument(
+        "-y", "--yes", action="store_true", help="do not ask before removing the files"
+    )
+    add_python_argument(parser, verb="uninstall from")
+
+
+def _shown(removal: Removal, env: TargetEnvironment) -> list[str]:
+    """The paths to remove, a package folder as ``folder/*`` (as pip prints them)."""
+    sites = [Path(d) for d in env.site_dirs]
+    out: set[str] = set()
+    for path in removal.files:
+        for site in sites:
+            if path.is_relative_to(site):
+                top = path.relative_to(site).parts[0]
+                out.add(str(site / top) + ("/*" if (site / top).is_dir() else ""))
+                break
+        else:
+            out.add(str(path))
+    return sorted(out)
+
+
+def _ask(removals: list[Removal], env: TargetEnvironment, quiet: bool) -> bool:
+    if not quiet:
+        for removal in removals:
+            dist = removal.dist
+            print(f"Found existing installation: {dist.name} {dist.version}")
+            print(f"Uninstalling {dist.name}-{dist.version}:")
+            print("  Would remove:")
+            for line in _shown(removal, env):
+                print(f"    {line}")
+    sys.stdout.write("Proceed (Y/n)? ")
+    sys.stdout.flush()
+    answer = sys.stdin.readline()
+    if not sys.stdin.isatty():
+        print()  # the answer was not echoed
+    if not answer:
+        raise FitwheelError(
+            "uninstall asks before removing anything, and there was no answer (the input is "
+            "closed): pass -y to remove without asking. Nothing was removed."
+        )
+    return answer.strip().lower() in ("", "y", "yes")
+
+
+def run(args: argparse.Namespace) -> int:
+    from fitwheel.cli._targets import target_environment
+    from fitwheel.install.uninstall import uninstall
+
+    names = list(args.names)
+    if args.requirement_files:
+        from fitwheel.resolve.requirements import collect
+
+        names += [
+            item.requirement.name for item in collect([], args.requirement_files).requirements
+        ]
+    if not names:
+        raise UsageError("name at least one package to uninstall, or pass -r FILE.")
+    env = target_environment(args)
+    if env.externally_managed:
+        raise FitwheelError(
+            f"{env.python} belongs to the operating system's Python, whose packages the "
+            "system package manager owns (PEP 668): remove them with that package manager."
+        )
+
+    def confirm(removals: list[Removal]) -> bool:
+        return _ask(removals, env, args.quiet)
+
+    result = uninstall(
+        env,
+        names,
+        confirm=None if args.yes else confirm,
+        notice=None if args.quiet else sys.stderr,
+    )
+    for note in result.notes:
+        print(f"fitwheel: {note}", file=sys.stderr)
+    for name in result.not_installed:
+        print(f"fitwheel: warning: skipping {name}: it is not installed", file=sys.stderr)
+    if result.cancelled:
+        print("Nothing was removed.")
+        return 0
+    if not args.quiet:
+        for removal in result.removed:
+            print(f"  Successfully uninstalled {removal.dist.name}-{removal.dist.version}")
+    return 0

@@ -1,0 +1,336 @@
+"""``fitwheel sync`` without the command line: make an environment exactly the lock's part.
+
+Never resolves: the files are those :func:`~fitwheel.lock.selection.select` picks for the host.
+Each is fetched from where the lock says (its ``path`` beside the lock when that file exists,
+else its ``url``), or, relocated, from a ``--find-links`` folder or page or an ``--index-url``
+that serves the same filename; every byte is checked against the locked sha256 before anything
+is installed. Then one transaction installs what is missing or different and removes what the
+lock does not list (``inexact`` keeps those), all or nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from fitwheel.errors import FitwheelError
+from fitwheel.fs import CacheLayout, cache_root
+from fitwheel.install.download import Downloaded, Downloader, DownloadItem
+from fitwheel.install.environment import TargetEnvironment, inspect_environment
+from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
+from fitwheel.install.transaction import Operation, environment_lock, recover
+from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.lock.document import Lock, LockedPackage, LockedWheel
+from fitwheel.lock.selection import Host, Selection, select
+from fitwheel.variants.names import canonicalize_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from fitwheel.index.finder import Finder
+    from fitwheel.index.http import Session
+
+#: installed tools that sync leaves alone even when the lock does not list them
+KEPT = frozenset({"pip"})
+
+
+class SyncError(FitwheelError):
+    pass
+
+
+class SyncRequest:
+    def __init__(
+        self,
+        *,
+        python: str | None = None,
+        inexact: bool = False,
+        allow_fallback: bool = False,
+        find_links: Sequence[str] = (),
+        index_url: str | None = None,
+        offline: bool = False,
+        dry_run: bool = False,
+        jobs: int = 4,
+        link_mode: str = "hardlink",
+        break_system_packages: bool = False,
+        cert: str | None = None,
+        env: Mapping[str, str] | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.python = python
+        self.inexact = inexact
+        self.allow_fallback = allow_fallback
+        self.find_links = find_links
+        self.index_url = index_url
+        self.offline = offline
+        self.dry_run = dry_run
+        self.jobs = jobs
+        self.link_mode = link_mode
+        self.break_system_packages = break_system_packages
+        self.cert = cert
+        self.env: Mapping[str, str] = dict(os.environ) if env is None else env
+        self.cache_dir = cache_dir
+
+
+class SyncedFile:
+    __slots__ = ("action", "package", "source", "wheel")
+
+    def __init__(self, package: LockedPackage, wheel: LockedWheel, action: str) -> None:
+        self.package = package
+        self.wheel = wheel
+        #: "install" or "keep" (installed already as locked)
+        self.action = action
+        #: where it was fetched from
+        self.source = wheel.url or wheel.path or ""
+
+
+class SyncOutcome:
+    __slots__ = ("environment", "files", "installed", "removed", "selection")
+
+    def __init__(
+        self,
+        environment: TargetEnvironment,
+        selection: Selection,
+        files: list[SyncedFile],
+        removed: list[str],
+        installed: InstallResult | None,
+    ) -> None:
+        self.environment = environment
+        self.selection = selection
+        self.files = files
+        self.removed = removed
+        self.installed = installed
+
+
+def installed_label(dist: object) -> str | None:
+    """The variant label of an installed distribution (install's reading of it)."""
+    from fitwheel.install.inventory import variant_of
+
+    text = getattr(dist, "read_text", lambda _n: None)("variant.json")
+    return variant_of(text, "variant.json")[0]
+
+
+def host_environment(request: SyncRequest) -> TargetEnvironment:
+    layout = CacheLayout(cache_root(request.cache_dir, request.env))
+    return inspect_environment(request.python, request.env, cache_dir=layout.envs)
+
+
+class _Locator:
+    """Where each locked file is read from; with ``offline``, nothing but local files."""
+
+    def __init__(self, lock_dir: Path, request: SyncRequest) -> None:
+        from fitwheel.index.findlinks import folder_links, local_path
+
+        self.lock_dir = lock_dir
+        self.offline = request.offline
+        self.local: dict[str, Path] = {}
+        self.remote_pages: list[str] = []
+        for location in request.find_links:
+            folder = local_path(location)
+            if folder is not None:
+                if not folder.is_dir():
+                    raise SyncError(f"--find-links {location}: no such folder.")
+                for link in folder_links(folder):
+                    found = local_path(link.url)
+                    if found is not None:
+                        self.local.setdefault(link.filename, found)
+                for path in sorted(folder.glob("files/*/*.whl")):
+                    self.local.setdefault(path.name, path)  # a bundle's (or index's) files
+            elif self.offline:
+                raise SyncError(f"--find-links {location} is not a local folder, and --offline.")
+            else:
+                self.remote_pages.append(location)
+        self.index_url = request.index_url
+        if self.index_url and self.offline:
+            raise SyncError("--index-url and --offline contradict each other: drop one.")
+        self._finder: Finder | None = None
+
+    def _relocated(self, package: LockedPackage, wheel: LockedWheel, session: object) -> str | None:
+        if not (self.remote_pages or self.index_url):
+            return None
+        from fitwheel.index.config import IndexConfig
+        from fitwheel.index.finder import Finder
+        from fitwheel.index.http import Session
+
+        if self._finder is None:
+            config = IndexConfig(self.index_url, (), tuple(self.remote_pages))
+            self._finder = Finder(config, session if isinstance(session, Session) else None)
+        for link in self._finder.links(package.name):
+            if link.filename == wheel.filename:
+                return str(link.url)
+        return None
+
+    def url_of(self, package: LockedPackage, wheel: LockedWheel, session: object) -> str:
+        if wheel.path is not None:
+            path = Path(wheel.path)
+            path = path if path.is_absolute() else self.lock_dir / path
+            if path.is_file():
+                return path.resolve().as_uri()
+        found = self.local.get(wheel.filename)
+        if found is not None:
+            return found.resolve().as_uri()
+        relocated = self._relocated(package, wheel, session)
+        if relocated is not None:
+            return relocated
+        if self.offline or wheel.url is None:
+            raise SyncError(
+                f"{package.describe()}: {wheel.filename} is not in the bundle or --find-links "
+                f"folders{' and --offline is on' if self.offline else ''}"
+            )
+        return wheel.url
+
+
+def run_sync(
+    request: SyncRequest,
+    lock: Lock,
+    host: Host,
+    *,
+    environment: TargetEnvironment | None = None,
+    progress: Callable[[str, int], None] | None = None,
+    notice: TextIO | None = None,
+    commit_hook: Callable[[Operation], None] | None = None,
+) -> SyncOutcome:
+    env = environment if environment is not None else host_environment(request)
+    if env.externally_managed and not request.break_system_packages:
+        raise SyncError(
+            f"{env.python} belongs to the operating system's Python, whose packages the system "
+            "package manager owns (PEP 668): create a virtual environment and pass --python "
+            "VENV, or pass --break-system-packages to sync there anyway."
+        )
+    selection = select(lock, host, allow_fallback=request.allow_fallback)
+    layout = CacheLayout(cache_root(request.cache_dir, request.env))
+    with contextlib.ExitStack() as stack:
+        notes: list[str] = []
+        if not request.dry_run:
+            stack.enter_context(environment_lock(env.prefix, notice=notice))
+            notes = recover(env.prefix)
+        installed = env.installed()
+        files: list[SyncedFile] = []
+        for package, wheel in selection.files:
+            current = installed.get(canonicalize_name(package.name))
+            same = (
+                current is not None
+                and _same_version(current.version, package.version)
+                and installed_label(current) == wheel.label
+            )
+            files.append(SyncedFile(package, wheel, "keep" if same else "install"))
+        wanted = {canonicalize_name(p.name) for p, _w in selection.files}
+        removed: list[str] = (
+            []
+            if request.inexact
+            else sorted(n for n in installed if n not in wanted and n not in KEPT)
+        )
+        outcome = SyncOutcome(env, selection, files, removed, None)
+        if request.dry_run:
+            return outcome
+        todo = [f for f in files if f.action == "install"]
+        if not todo and not removed:
+            outcome.installed = InstallResult([], [], notes)
+            return outcome
+        fetched = fetch_files(request, lock, todo, layout, progress)
+        unpacked = UnpackedCache(layout.unpacked)
+        wheels = [
+            WheelToInstall(
+                done.path,
+                f.package.name,
+                f.package.version,
+                requested=True,
+                sha256=done.sha256,
+            )
+            for f, done in zip(todo, fetched, strict=True)
+        ]
+        outcome.installed = install_wheels(
+            env,
+            wheels,
+            unpacked=unpacked,
+            link_mode=request.link_mode,
+            notice=notice,
+            lock=False,
+            remove=removed,
+            commit_hook=commit_hook,
+        )
+        outcome.installed.notes[:0] = notes
+        return outcome
+
+
+def _same_version(installed: str, locked: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(installed) == Version(locked)
+    except InvalidVersion:
+        return installed == locked
+
+
+def fetch_files(
+    request: SyncRequest,
+    lock: Lock,
+    todo: Sequence[SyncedFile],
+    layout: CacheLayout,
+    progress: Callable[[str, int], None] | None,
+) -> list[Downloaded]:
+    from fitwheel.index.findlinks import local_path
+
+    session: Session | None = None
+    remote = request.index_url or any(local_path(loc) is None for loc in request.find_links)
+    if not request.offline and (
+        remote
+        or any(
+            _cached(layout, f.wheel) is None
+            and f.wheel.path is None
+            and local_path(f.wheel.url or "") is None
+            for f in todo
+        )
+    ):
+        # the HTTP stack loads only when something may have to be downloaded
+        from fitwheel.index.http import Session
+
+        session = Session(env=request.env)
+        session.cafile = request.cert
+    locator = _Locator(Path(lock.source).resolve().parent, request)
+    items = []
+    for f in todo:
+        cached = _cached(layout, f.wheel)
+        if cached is not None:
+            # fetched before: read from the cache (the downloader checks it again)
+            items.append(DownloadItem(f.wheel.filename, cached.as_uri(), _hashes(f.wheel)))
+            continue
+        try:
+            url = locator.url_of(f.package, f.wheel, session)
+        except FitwheelError as exc:
+            raise SyncError(f"{lock.source}: {exc}. Nothing was changed.") from None
+        if url.startswith(("http:", "https:")) and request.offline:
+            raise SyncError(
+                f"{lock.source}: {f.package.describe()}: {f.wheel.filename} would be fetched "
+                f"from {url}, but --offline is on. Nothing was changed."
+            )
+        f.source = url
+        items.append(DownloadItem(f.wheel.filename, url, _hashes(f.wheel)))
+    downloader = Downloader(session, layout.wheels, jobs=request.jobs)
+    by_url = {item.url: f for item, f in zip(items, todo, strict=True)}
+    try:
+        return downloader.fetch_all(items, progress)
+    except FitwheelError as exc:
+        entry = _entry_named(str(exc), by_url)
+        raise SyncError(f"{lock.source}: {entry}{exc} Nothing was installed or removed.") from None
+    finally:
+        downloader.close()
+
+
+def _cached(layout: CacheLayout, wheel: LockedWheel) -> Path | None:
+    """The file in the download cache (the downloader's own layout), if it is there."""
+    path = layout.wheels / wheel.sha256[:2] / wheel.sha256 / wheel.filename
+    return path if path.is_file() else None
+
+
+def _hashes(wheel: LockedWheel) -> dict[str, frozenset[str]]:
+    # the locked sha256 is what is checked (never a hash the server offers)
+    return {"sha256": frozenset({wheel.sha256})}
+
+
+def _entry_named(message: str, by_url: Mapping[str, SyncedFile]) -> str:
+    for url, f in by_url.items():
+        if url in message or f.wheel.filename in message:
+            return f"{f.package.describe()}: "
+    return ""
