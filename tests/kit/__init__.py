@@ -1,6 +1,7 @@
 """The one test kit: wheels (``make_wheel``), sdists with real backends (``make_sdist``,
-``backend_wheels``), a loopback server (``serve``, ``serve_static``) and
-hermetic environments (``make_venv``, ``clean_env``). Import from ``tests.kit``."""
+``backend_wheels``), a loopback server (``serve``, ``serve_static``; hostile on request, with
+``gzip_bomb``) and hermetic environments (``make_venv``, ``clean_env``). Import from
+``tests.kit``."""
 
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
 from tests.kit.sdists import (
@@ -12,6 +13,7 @@ from tests.kit.sdists import (
 from tests.kit.server import (
     ServerState,
     free_port,
+    gzip_bomb,
     nginx_binary,
     self_signed_cert,
     serve,
@@ -28,6 +30,7 @@ from tests.kit.wheels import (
     make_wheel,
     members,
     record_hash,
+    rewrite_wheel,
     sha256_of,
     torch_like,
     variant_doc,
@@ -47,6 +50,7 @@ __all__ = [
     "build_simple_index",
     "clean_env",
     "free_port",
+    "gzip_bomb",
     "installed_build",
     "make_sdist",
     "make_source_tree",
@@ -56,6 +60,7 @@ __all__ = [
     "nginx_binary",
     "offline_env",
     "record_hash",
+    "rewrite_wheel",
     "self_signed_cert",
     "serve",
     "serve_nginx",

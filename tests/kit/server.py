@@ -1,6 +1,7 @@
 """One loopback HTTP server for the tests: 127.0.0.1 only, a deep accept queue, serving a folder
-statically or misbehaving on purpose (forced statuses, flaky paths, no ranges, basic auth, TLS);
-and a loopback nginx for the publishing tests."""
+statically or misbehaving on purpose (forced statuses, flaky paths, no ranges, basic auth, TLS,
+and the hostile ones: bodies trickled a byte at a time, requests never answered, long
+Retry-After waits, encodings nobody asked for); and a loopback nginx for the publishing tests."""
 
 from __future__ import annotations
 
@@ -35,6 +36,18 @@ class ServerState:
     ranges: bool = True
     credentials: tuple[str, str] | None = None
     cache_control: str | None = None
+    #: path -> seconds between the pieces of its body (the headers come at once)
+    trickle: dict[str, float] = field(default_factory=dict)
+    #: the size of each trickled piece
+    trickle_bytes: int = 1
+    #: paths whose requests are read and never answered
+    stall: set[str] = field(default_factory=set)
+    #: path -> the Retry-After value of the 503 that every request to it gets
+    retry_after: dict[str, str] = field(default_factory=dict)
+    #: path -> a Content-Encoding header sent with the file's bytes as they are on disk
+    content_encoding: dict[str, str] = field(default_factory=dict)
+    #: set when the server stops: ends the stalls and trickles
+    stopping: threading.Event = field(default_factory=threading.Event)
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -80,6 +93,15 @@ class _Handler(SimpleHTTPRequestHandler):
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
+        if path in state.stall:
+            state.stopping.wait()
+            return
+        if path in state.retry_after:
+            self.send_response(503)
+            self.send_header("Retry-After", state.retry_after[path])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if path in state.fail:
             self.send_response(state.fail[path])
             self.send_header("Content-Length", "0")
@@ -123,9 +145,24 @@ class _Handler(SimpleHTTPRequestHandler):
             self.send_header("Accept-Ranges", "bytes")
         if state.cache_control:
             self.send_header("Cache-Control", state.cache_control)
+        if path in state.content_encoding:
+            self.send_header("Content-Encoding", state.content_encoding[path])
         self.end_headers()
-        if body_wanted:
+        if body_wanted and path in state.trickle:
+            self._trickle(data, state.trickle[path])
+        elif body_wanted:
             self.wfile.write(data)
+
+    def _trickle(self, data: bytes, interval: float) -> None:
+        step = self.state.trickle_bytes
+        for offset in range(0, len(data), step):
+            if self.state.stopping.wait(interval):
+                return
+            try:
+                self.wfile.write(data[offset : offset + step])
+                self.wfile.flush()
+            except OSError:
+                return
 
     def do_GET(self) -> None:
         if self.state.static:
@@ -199,6 +236,7 @@ def serve(
     try:
         yield f"{scheme}://127.0.0.1:{server.server_address[1]}", state
     finally:
+        state.stopping.set()
         server.shutdown()
         server.server_close()
         thread.join()
@@ -305,3 +343,16 @@ http {{
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def gzip_bomb(size: int) -> bytes:
+    """A gzip stream of about ``size`` zero bytes (rounded up to MiB) in about ``size / 1000``
+    bytes, made in milliseconds: one fully flushed block of a MiB of zeros, repeated. It has no
+    trailer (nothing reads that far)."""
+    import zlib
+
+    zeros = bytes(1 << 20)
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    first = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)
+    block = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)
+    return first + block * max(0, -(-size // (1 << 20)) - 1)

@@ -115,6 +115,26 @@ def make_wheel(
     return path
 
 
+def rewrite_wheel(path: Path, replace: Mapping[str, bytes]) -> Path:
+    """Rewrite the wheel at ``path`` in place with the members of ``replace`` (a name ending in
+    ``/METADATA`` etc. is matched against the end of the member name) given new bytes, RECORD
+    made to agree: a wheel that lies consistently."""
+    old = members(path)
+    new: dict[str, bytes] = {}
+    for name, body in old.items():
+        for suffix, data in replace.items():
+            if name == suffix or name.endswith("/" + suffix.lstrip("/")):
+                body = data
+        new[name] = body
+    (record_name,) = [n for n in new if n.endswith(".dist-info/RECORD")]
+    lines = [f"{n},{record_hash(b)},{len(b)}" for n, b in new.items() if n != record_name]
+    new[record_name] = ("\n".join([*lines, f"{record_name},,"]) + "\n").encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, body in new.items():
+            zf.writestr(name, body)
+    return path
+
+
 def variant_doc(
     label: str,
     props: Mapping[str, Mapping[str, list[str]]],

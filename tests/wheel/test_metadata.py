@@ -244,3 +244,34 @@ def test_the_fast_path_leaves_anything_else_to_packaging(block: bytes) -> None:
     from fitwheel.wheel.metadata import _parse_plain
 
     assert _parse_plain(block) is None
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (b"Name: demo\nVersion: not a version!\n\n", "'not a version!', which is not a valid"),
+        (b"Name: demo\nVersion: 1.0\nSummary: caf\xe9\n\n", "not UTF-8 (line 3"),
+        (b"Name: demo\nVersion: 1.0\n\nA description in Latin-1: \xe9\n", "not UTF-8 (line 4"),
+        (b"Version: 1.0\n\n", "no Name field"),
+        (b"Name: -demo-\nVersion: 1.0\n\n", "not a valid project name"),
+        (b"Name: demo\n\n", "no Version field"),
+    ],
+)
+def test_installable_metadata_refuses_what_the_environment_could_not_read(
+    data: bytes, problem: str
+) -> None:
+    from fitwheel.wheel.metadata import InvalidMetadataError, parse_installable_metadata
+
+    with pytest.raises(InvalidMetadataError) as info:
+        parse_installable_metadata(data, "demo-1.0-py3-none-any.whl")
+    assert str(info.value).startswith("demo-1.0-py3-none-any.whl: ")
+    assert problem in str(info.value)
+
+
+def test_installable_metadata_reads_a_good_file() -> None:
+    from fitwheel.wheel.metadata import parse_installable_metadata
+
+    meta = parse_installable_metadata(
+        "Name: demo\nVersion: 1.0\nSummary: café\n\n".encode(), "w.whl"
+    )
+    assert (meta.name, meta.version, meta.summary) == ("demo", "1.0", "café")

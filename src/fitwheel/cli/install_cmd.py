@@ -94,10 +94,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="do not check the HTTPS certificate of HOST (or HOST:PORT) (repeatable)",
     )
     index.add_argument(
-        "--timeout", type=float, metavar="SEC", help="seconds to wait for an index (default 30)"
+        "--timeout",
+        type=float,
+        metavar="SEC",
+        help="seconds to wait for a server's answer, and for each stretch of a download to "
+        "make progress (default 30; pages must be whole within 4 times this)",
     )
     index.add_argument(
-        "--retries", type=int, metavar="N", help="retries of a failed request (default 3)"
+        "--retries",
+        type=int,
+        metavar="N",
+        help="times to try a request again after a failure or time-out (default 3)",
     )
     index.add_argument("--cache-dir", metavar="DIR", help="where downloads and pages are cached")
     index.add_argument(
@@ -271,6 +278,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("name at least one requirement, or pass -r FILE.")
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1.")
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError("--timeout must be a number of seconds above 0.")
+    if args.retries is not None and args.retries < 0:
+        raise UsageError("--retries must be 0 or more.")
     if args.build_timeout is not None and not args.build_timeout > 0:
         raise UsageError("--build-timeout must be a positive number of seconds.")
     request = InstallRequest(

@@ -1,23 +1,37 @@
-"""One HTTP session for every index request: pooled connections, retries, TLS, proxies, time-outs.
+"""One HTTP session for every index request: pooled connections, retries, TLS, proxies, time
+and size limits.
 
-Everything that reaches the network goes through :class:`Session`, so that retry policy, trust
-store, authentication (:mod:`fitwheel.index.auth`), caching (:mod:`fitwheel.index.httpcache`)
-and hash checks (:mod:`fitwheel.integrity`) are decided once. Failures become
-:class:`HttpError` (a status from the server) or :class:`UnreachableError` (no answer at all),
-both naming the URL.
+Everything that reaches the network goes through :class:`Session`, so that retry policy, time
+limits, trust store, authentication (:mod:`fitwheel.index.auth`), caching
+(:mod:`fitwheel.index.httpcache`) and hash checks (:mod:`fitwheel.integrity`) are decided once.
+Failures become :class:`HttpError` (a status from the server), :class:`TimedOutError` (no answer,
+or one too slow, in time), :class:`UnreachableError` (no answer at all) or
+:class:`BadResponseError` (an answer too large or in an encoding never asked for), each naming
+the URL; a local write error while downloading is a :class:`LocalWriteError` naming the file.
+
+Every request asks for no content encoding (``Accept-Encoding: identity``) and reads the body
+as sent: downloads are hashed as sent, pages are decoded (gzip or deflate only) when a server
+compresses them anyway, and never past :data:`MAX_PAGE_BYTES`. The time limits are those of
+:class:`_Deadline`, enforced by one watchdog thread that shuts down the socket of an attempt
+past its deadline; docs/security-network.md states them.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import errno
+import functools
+import math
 import os
+import socket
 import ssl
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from fitwheel import __version__
 from fitwheel.errors import FitwheelError, NetworkError
@@ -29,22 +43,41 @@ if TYPE_CHECKING:
     import urllib3
 
 USER_AGENT = f"fitwheel/{__version__}"
-_RETRY_STATUSES = (500, 502, 503, 504)
+#: answers that another attempt may fix
+_RETRY_STATUSES = (429, 500, 502, 503, 504)
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+_T = TypeVar("_T")
+
+#: pip's ``--timeout`` (seconds) and ``--retries`` (attempts after the first), as fitwheel's
+#: defaults
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRIES = 3
+#: the longest ``Retry-After`` (seconds) fitwheel waits for; a longer one fails at once
+MAX_RETRY_AFTER = 60.0
+#: a body must bring at least this many bytes (or its end) within every ``timeout`` seconds
+PROGRESS_BYTES = 16 * 1024
+#: a page, metadata or variants file must be complete within this many times ``timeout``
+PAGE_TIME_FACTOR = 4
+#: the largest page, metadata or variants file read (after decoding)
+MAX_PAGE_BYTES = 64 << 20
+#: the largest file downloaded (the largest real wheels are a few GB)
+MAX_FILE_BYTES = 16 << 30
+_CHUNK = 1 << 16
 
 
 class HttpError(NetworkError):
     """The server answered with an error status."""
 
-    def __init__(self, url: str, status: int, what: str = "") -> None:
+    def __init__(self, url: str, status: int, what: str = "", hint: str | None = None) -> None:
         self.url = url
         self.status = status
-        hint = {
-            401: "the index needs credentials: put them in the URL or in ~/.netrc",
-            403: "the index refused access: check the credentials and the URL",
-            404: "nothing at that address: check the index URL (fitwheel never falls back "
-            "to another index)",
-        }.get(status, "the server failed; try again later")
+        if hint is None:
+            hint = {
+                401: "the index needs credentials: put them in the URL or in ~/.netrc",
+                403: "the index refused access: check the credentials and the URL",
+                404: "nothing at that address: check the index URL (fitwheel never falls back "
+                "to another index)",
+            }.get(status, "the server failed; try again later")
         subject = f" ({what})" if what else ""
         super().__init__(f"HTTP {status} from {redact(url)}{subject}: {hint}.")
 
@@ -52,12 +85,64 @@ class HttpError(NetworkError):
 class UnreachableError(NetworkError):
     """No answer: DNS failure, refused connection, TLS failure or time-out after the retries."""
 
-    def __init__(self, url: str, reason: str) -> None:
+    def __init__(self, url: str, reason: str, message: str | None = None) -> None:
         self.url = url
         super().__init__(
-            f"could not reach {redact(url)}: {reason}. Check the URL, the network and the "
+            message
+            or f"could not reach {redact(url)}: {reason}. Check the URL, the network and the "
             "proxy settings, or use --no-index with --find-links for an offline install."
         )
+
+
+class TimedOutError(UnreachableError):
+    """The server did not answer, or sent its answer too slowly, within the time limits."""
+
+    def __init__(self, url: str, detail: str, attempts: int) -> None:
+        tries = "once" if attempts == 1 else f"{attempts} times"
+        super().__init__(
+            url,
+            detail,
+            f"{redact(url)} timed out: {detail} (tried {tries}). Check the network and the "
+            "proxy settings, or allow more time with --timeout SECONDS.",
+        )
+
+
+class BadResponseError(NetworkError):
+    """An answer fitwheel refuses to read: too large, or in an encoding it did not ask for."""
+
+    def __init__(self, url: str, problem: str) -> None:
+        self.url = url
+        super().__init__(f"{redact(url)}: {problem}.")
+
+
+class LocalWriteError(FitwheelError):
+    """Writing a download to the local disk failed: not a network problem."""
+
+    def __init__(self, path: str, url: str, exc: OSError) -> None:
+        self.path = path
+        self.url = url
+        why = exc.strerror or str(exc)
+        where = f" (on the filesystem mounted at {_mount_point(path)})" if path else ""
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            hint = "free some space there, or point --cache-dir at another filesystem"
+        elif exc.errno == errno.EFBIG:
+            hint = (
+                "the file is larger than that filesystem or a limit (ulimit -f) allows: point "
+                "--cache-dir at another filesystem, or raise the limit"
+            )
+        else:
+            hint = "check that folder's permissions and filesystem"
+        super().__init__(
+            f"cannot write {path or 'the download'}{where} while downloading {redact(url)}: "
+            f"{why} (errno {exc.errno}): {hint}."
+        )
+
+
+def _mount_point(path: str) -> str:
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.ismount(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    return folder
 
 
 def ssl_context(env: Mapping[str, str], cafile: str | None = None) -> ssl.SSLContext:
@@ -89,12 +174,114 @@ class Response:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
+class _Deadline:
+    """The time limit of one attempt. From the moment the request is sent, the answer's headers
+    must arrive within ``timeout`` seconds, then the body must bring at least
+    :data:`PROGRESS_BYTES` (or its end) within every ``timeout`` seconds, and a page must be
+    complete within ``hard`` seconds. The watchdog shuts the attempt's socket down when the
+    limit passes, which ends a read however the server trickles."""
+
+    __slots__ = ("at", "expired", "hard", "in_body", "sock", "timeout", "total")
+
+    def __init__(self, timeout: float, total: float | None) -> None:
+        self.timeout = timeout
+        self.total = total
+        self.at = math.inf
+        self.hard = math.inf
+        self.expired = False
+        self.in_body = False
+        self.sock: socket.socket | None = None
+
+    def detail(self) -> str:
+        if not self.in_body:
+            return f"no answer within {self.timeout:g} s"
+        if self.total is not None and self.at >= self.hard:
+            return f"the answer was not complete within {self.total:g} s"
+        return f"the answer stalled (less than {PROGRESS_BYTES // 1024} KiB in {self.timeout:g} s)"
+
+
+class _Watchdog:
+    """One thread that ends the attempts whose deadline has passed."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._live: set[_Deadline] = set()
+        self._thread: threading.Thread | None = None
+
+    def attach(self, deadline: _Deadline, sock: socket.socket) -> None:
+        """Start timing ``deadline``, whose request was just sent on ``sock``."""
+        now = time.monotonic()
+        with self._cond:
+            deadline.sock = sock
+            deadline.at = now + deadline.timeout
+            if deadline.total is not None:
+                deadline.hard = now + deadline.total
+                deadline.at = min(deadline.at, deadline.hard)
+            self._live.add(deadline)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="fitwheel-http-deadlines", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def progress(self, deadline: _Deadline) -> None:
+        """The body is arriving: allow it another ``timeout`` seconds (never past ``hard``)."""
+        with self._cond:
+            deadline.at = min(time.monotonic() + deadline.timeout, deadline.hard)
+
+    def forget(self, deadline: _Deadline) -> None:
+        with self._cond:
+            self._live.discard(deadline)
+            deadline.sock = None
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                nearest = math.inf
+                for deadline in list(self._live):
+                    if deadline.at <= now:
+                        deadline.expired = True
+                        self._live.discard(deadline)
+                        if deadline.sock is not None:
+                            _shut(deadline.sock)
+                    else:
+                        nearest = min(nearest, deadline.at)
+                self._cond.wait(None if nearest == math.inf else nearest - now)
+
+
+def _shut(sock: socket.socket) -> None:
+    # the plain socket's shutdown, also for a TLS socket (whose own shutdown would tear down the
+    # TLS state under the thread reading it): the blocked read returns at once
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+_WATCHDOG = _Watchdog()
+#: the deadline of the attempt the current thread is making (read by the connections)
+_ATTEMPT = threading.local()
+
+
+class _Retry(Exception):
+    """A failed attempt that another attempt may fix."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
 class Session:
     """Pooled HTTP(S) with retries on 5xx and connection failures, exponential back-off,
-    time-outs, credentials (from URLs and netrc) and an optional page cache."""
+    time limits, size limits, credentials (from URLs and netrc) and an optional page cache.
+
+    ``retries`` is pip's ``--retries``: a request is made at most ``retries + 1`` times.
+    ``timeout`` is pip's ``--timeout``, applied as :class:`_Deadline` says."""
 
     __slots__ = (
         "_credentials",
+        "_failed",
         "_lock",
         "_pool",
         "_proxies",
@@ -104,6 +291,9 @@ class Session:
         "cache",
         "cafile",
         "env",
+        "max_file_bytes",
+        "max_page_bytes",
+        "max_retry_after",
         "retries",
         "timeout",
         "trusted_hosts",
@@ -111,18 +301,28 @@ class Session:
 
     def __init__(
         self,
-        retries: int = 3,
+        retries: int = DEFAULT_RETRIES,
         backoff: float = 0.25,
-        timeout: float = 30.0,
+        timeout: float = DEFAULT_TIMEOUT,
         cache: HttpCache | None = None,
         env: Mapping[str, str] | None = None,
         cafile: str | None = None,
         trusted_hosts: frozenset[str] = frozenset(),
+        *,
+        max_retry_after: float = MAX_RETRY_AFTER,
+        max_page_bytes: int = MAX_PAGE_BYTES,
+        max_file_bytes: int = MAX_FILE_BYTES,
     ) -> None:
         self.retries = retries
         self.backoff = backoff
         self.timeout = timeout
         self.cache = cache
+        #: the longest ``Retry-After`` waited for; a longer one fails at once, naming it
+        self.max_retry_after = max_retry_after
+        #: the most a page, metadata or variants file may be (decoded, when it is encoded)
+        self.max_page_bytes = max_page_bytes
+        #: the most a downloaded file may be
+        self.max_file_bytes = max_file_bytes
         # a snapshot: later changes to os.environ do not reach a session already made
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
         #: a CA bundle to trust (None: the system store, or PIP_CERT / SSL_CERT_FILE)
@@ -137,6 +337,8 @@ class Session:
         self._tls: ssl.SSLContext | None = None
         # an RLock: building a proxy pool asks for the TLS context under the same lock
         self._lock = threading.RLock()
+        #: URL -> the error a GET of it ended with: asked again, it fails the same way at once
+        self._failed: dict[str, NetworkError] = {}
 
     def quick(self, timeout: float = 10.0) -> Session:
         """A session like this one (credentials, trust, cache) that does not retry and waits
@@ -149,6 +351,9 @@ class Session:
             env=self.env,
             cafile=self.cafile,
             trusted_hosts=self.trusted_hosts,
+            max_retry_after=self.max_retry_after,
+            max_page_bytes=self.max_page_bytes,
+            max_file_bytes=self.max_file_bytes,
         )
         other._credentials = self._credentials
         return other
@@ -168,8 +373,6 @@ class Session:
             return self._tls
 
     def _pool_for(self, url: str) -> urllib3.PoolManager:
-        import urllib3
-
         parts = urllib.parse.urlsplit(url)
         proxy = self._proxies.get(parts.scheme)
         host = parts.hostname or ""
@@ -177,8 +380,8 @@ class Session:
         if proxy and host not in _LOOPBACK and not _bypassed(host, self._proxies):
             with self._lock:
                 if proxy not in self._proxy_pools:
-                    self._proxy_pools[proxy] = urllib3.ProxyManager(
-                        proxy, ssl_context=self._tls_context(), num_pools=8, maxsize=8
+                    self._proxy_pools[proxy] = _pool_manager(
+                        self._tls_context, self.trusted_hosts, proxy
                     )
                 return self._proxy_pools[proxy]  # type: ignore[no-any-return]
         with self._lock:
@@ -195,39 +398,135 @@ class Session:
         token = base64.b64encode(f"{creds[0]}:{creds[1]}".encode()).decode()
         return {"Authorization": f"Basic {token}"}
 
-    def _request(
-        self, method: str, url: str, headers: Mapping[str, str], *, stream: bool = False
-    ) -> urllib3.BaseHTTPResponse:
+    def _exchange(
+        self,
+        method: str,
+        url: str,
+        headers: Callable[[], Mapping[str, str]],
+        read: Callable[[urllib3.BaseHTTPResponse, _Deadline], _T],
+        *,
+        what: str = "",
+        page: bool = False,
+    ) -> _T:
+        """Make the request, at most ``retries + 1`` times, and hand the answer to ``read``.
+        Connection failures, time-outs, 429/5xx answers and a body cut short (``read`` raising
+        :class:`_Retry`) are tried again after a back-off; every other failure is final."""
         import urllib3
         from urllib3.exceptions import HTTPError as Urllib3Error
         from urllib3.exceptions import MaxRetryError
 
+        # urllib3 only follows redirects: every retry is decided here, so that the count is
+        # exact and every attempt has its own deadline
         retry = urllib3.Retry(
-            total=self.retries,
-            connect=self.retries,
-            read=self.retries,
-            status=self.retries,
-            backoff_factor=self.backoff,
-            status_forcelist=_RETRY_STATUSES,
-            allowed_methods=frozenset({"GET", "HEAD"}),
+            total=None,
+            connect=0,
+            read=0,
+            status=0,
+            other=0,
+            redirect=10,
             raise_on_status=False,
-            respect_retry_after_header=True,
+            respect_retry_after_header=False,
         )
-        all_headers = {"User-Agent": USER_AGENT, **self._auth_header(url), **headers}
-        try:
-            return self._pool_for(url).request(
-                method,
-                url,
-                headers=all_headers,
-                retries=retry,
-                timeout=urllib3.Timeout(connect=self.timeout, read=self.timeout),
-                preload_content=not stream,
-                redirect=True,
-            )
-        except MaxRetryError as exc:
-            raise UnreachableError(url, _reason(exc.reason)) from exc
-        except (Urllib3Error, OSError) as exc:
-            raise UnreachableError(url, _reason(exc)) from exc
+        limits = urllib3.Timeout(connect=self.timeout, read=self.timeout)
+        attempts = max(0, self.retries) + 1
+        failure = _Retry("unreachable", "no answer")
+        wait = 0.0
+        attempt = 0
+        for attempt in range(attempts):
+            if attempt:
+                time.sleep(wait)
+            wait = min(self.backoff * (2 ** (attempt)), 10.0)
+            deadline = _Deadline(self.timeout, self.timeout * PAGE_TIME_FACTOR if page else None)
+            _ATTEMPT.deadline = deadline
+            resp = None
+            done = False
+            try:
+                all_headers = {
+                    "User-Agent": USER_AGENT,
+                    "Accept-Encoding": "identity",
+                    **self._auth_header(url),
+                    **headers(),
+                }
+                try:
+                    resp = self._pool_for(url).request(
+                        method,
+                        url,
+                        headers=all_headers,
+                        retries=retry,
+                        timeout=limits,
+                        preload_content=False,
+                        decode_content=False,
+                        redirect=True,
+                    )
+                except MaxRetryError as exc:
+                    raise _attempt_failure(exc.reason, deadline) from exc
+                except (Urllib3Error, OSError) as exc:
+                    raise _attempt_failure(exc, deadline) from exc
+                if resp.status in _RETRY_STATUSES:
+                    asked = _retry_after(resp.headers.get("retry-after"))
+                    if asked is not None and asked > self.max_retry_after:
+                        raise HttpError(
+                            url,
+                            resp.status,
+                            what,
+                            f"the server asks to be tried again in {asked:g} s, longer than "
+                            f"fitwheel waits ({self.max_retry_after:g} s); try again later",
+                        )
+                    if asked is not None:
+                        wait = max(wait, asked)
+                    raise _Retry("status", str(resp.status))
+                result = read(resp, deadline)
+                done = True
+                return result
+            except _Retry as exc:
+                failure = exc
+                if exc.kind == "tls":
+                    break
+            finally:
+                _ATTEMPT.deadline = None
+                _WATCHDOG.forget(deadline)
+                if resp is not None:
+                    if not done or not resp.closed:
+                        # an unread body (an error page, a whole file where a range was asked
+                        # for, a cut-off answer) is not drained: the connection is closed
+                        # instead of going back to the pool
+                        resp.close()
+                    resp.release_conn()
+        if failure.kind == "status":
+            raise HttpError(url, int(failure.detail), what)
+        if failure.kind == "timeout":
+            raise TimedOutError(url, failure.detail, attempt + 1)
+        raise UnreachableError(url, failure.detail)
+
+    def _chunks(
+        self, resp: urllib3.BaseHTTPResponse, deadline: _Deadline, limit: int, url: str
+    ) -> Iterator[bytes]:
+        """The body of ``resp`` as it arrives, as sent (never decoded), at most ``limit`` bytes;
+        a body cut short raises :class:`_Retry`."""
+        from urllib3.exceptions import HTTPError as Urllib3Error
+
+        length = resp.headers.get("content-length", "")
+        if length.isdigit() and int(length) > limit:
+            raise BadResponseError(url, _too_large(int(length), limit))
+        deadline.in_body = True
+        total = mark = 0
+        while True:
+            try:
+                chunk = resp.read1(_CHUNK, decode_content=False)
+            except (Urllib3Error, OSError) as exc:
+                raise _attempt_failure(exc, deadline) from exc
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limit:
+                raise BadResponseError(url, _too_large(total, limit))
+            if total - mark >= PROGRESS_BYTES:
+                _WATCHDOG.progress(deadline)
+                mark = total
+            yield chunk
+        if deadline.expired:
+            # a body without a length ends where the connection does: the watchdog's doing
+            raise _Retry("timeout", deadline.detail())
 
     def get(
         self,
@@ -239,11 +538,16 @@ class Session:
         allow_404: bool = False,
         hashes: Mapping[str, str] | None = None,
     ) -> Response | None:
-        """GET ``url``; errors raise. With ``allow_404`` a 404 returns None instead.
+        """GET a page or a small file (at most ``max_page_bytes``); errors raise. With
+        ``allow_404`` a 404 returns None instead. A URL that failed once in this session fails
+        again at once with the same error (the resolver may ask for a page twice).
 
         ``hashes`` (algorithm -> hex digest, as an index publishes them) make the answer
         content-addressed: a cached body with that hash is used without asking the server,
         however old, and a body from the server without it is refused."""
+        failed = self._failed.get(url)
+        if failed is not None:
+            raise failed
         headers: dict[str, str] = {}
         if accept:
             headers["Accept"] = accept
@@ -266,55 +570,68 @@ class Session:
                 headers["If-None-Match"] = str(meta["etag"])
             if meta.get("last_modified"):
                 headers["If-Modified-Since"] = str(meta["last_modified"])
-        resp = self._request("GET", url, headers)
-        resp_headers = {k.lower(): v for k, v in resp.headers.items()}
-        if resp.status == 304 and cached is not None:
-            meta, body = cached
-            hdrs = {"content-type": meta.get("content_type", ""), **resp_headers}
-            if self.cache is not None:
-                self.cache.store(url, hdrs, body, previous=meta)
-            return Response(url, 200, hdrs, body, from_cache=True)
-        if resp.status == 404 and allow_404:
-            return None
-        if resp.status >= 400:
-            raise HttpError(url, resp.status, what)
-        body = resp.data
-        verify(body, published, redact(url), what)
+
+        def read(resp: urllib3.BaseHTTPResponse, deadline: _Deadline) -> Response | None:
+            resp_headers = {k.lower(): v for k, v in resp.headers.items()}
+            if resp.status == 304 and cached is not None:
+                meta, body = cached
+                hdrs = {"content-type": meta.get("content_type", ""), **resp_headers}
+                if self.cache is not None:
+                    self.cache.store(url, hdrs, body, previous=meta)
+                return Response(url, 200, hdrs, body, from_cache=True)
+            if resp.status == 404 and allow_404:
+                return None
+            if resp.status >= 400:
+                raise HttpError(url, resp.status, what)
+            raw = b"".join(self._chunks(resp, deadline, self.max_page_bytes, url))
+            body = _decode(raw, resp_headers.get("content-encoding", ""), self.max_page_bytes, url)
+            final = resp.geturl() or url
+            # urllib3 reports the final location as a bare path unless a redirect went elsewhere
+            return Response(urllib.parse.urljoin(url, final), resp.status, resp_headers, body)
+
+        try:
+            found = self._exchange("GET", url, lambda: headers, read, what=what, page=True)
+        except NetworkError as exc:
+            self._failed[url] = exc
+            raise
+        if found is None or found.from_cache:
+            return found
+        verify(found.body, published, redact(url), what)
         if self.cache is not None and use_cache:
-            self.cache.store(url, resp_headers, body)
-        final = resp.geturl() or url
-        # urllib3 reports the final location as a bare path unless a redirect went elsewhere
-        return Response(urllib.parse.urljoin(url, final), resp.status, resp_headers, body)
+            self.cache.store(url, found.headers, found.body)
+        return found
 
     def get_range(self, url: str, start: int, end: int) -> bytes | None:
         """Bytes ``start..end`` (inclusive) of ``url``, or None if the server ignores ranges.
         Never more than the range is read, whatever the server sends (a server that ignores
         the range and sends a whole multi-gigabyte wheel is cut off)."""
-        resp = self._request("GET", url, {"Range": f"bytes={start}-{end}"}, stream=True)
-        complete = False
-        try:
-            if resp.status == 206:
-                wanted = end - start + 1
-                data = resp.read(wanted + 1)
-                if len(data) > wanted:
-                    raise HttpError(url, 206, f"more than the {wanted} bytes asked for")
-                complete = True
+        wanted = end - start + 1
+
+        def read(resp: urllib3.BaseHTTPResponse, deadline: _Deadline) -> bytes | None:
+            encoding = resp.headers.get("content-encoding", "").strip().lower()
+            if resp.status == 206 and encoding in ("", "identity"):
+                data = bytearray()
+                for chunk in self._chunks(resp, deadline, wanted, url):
+                    data += chunk
                 return bytes(data)
             if resp.status >= 400 and resp.status != 416:
                 raise HttpError(url, resp.status)
+            # a whole file (or an encoded range, which means nothing): the caller downloads
+            # the file instead; this body stays unread
             return None
-        finally:
-            if not complete:
-                # an unread body (a whole wheel, an error page) is not drained: the connection
-                # is closed instead of going back to the pool
-                resp.close()
-            resp.release_conn()
+
+        try:
+            return self._exchange("GET", url, lambda: {"Range": f"bytes={start}-{end}"}, read)
+        except BadResponseError as exc:
+            raise HttpError(url, 206, f"more than the {wanted} bytes asked for") from exc
 
     def head(self, url: str) -> Mapping[str, str]:
-        resp = self._request("HEAD", url, {})
-        if resp.status >= 400:
-            raise HttpError(url, resp.status)
-        return {k.lower(): v for k, v in resp.headers.items()}
+        def read(resp: urllib3.BaseHTTPResponse, _deadline: _Deadline) -> Mapping[str, str]:
+            if resp.status >= 400:
+                raise HttpError(url, resp.status)
+            return {k.lower(): v for k, v in resp.headers.items()}
+
+        return self._exchange("HEAD", url, dict, read)
 
     def download(
         self,
@@ -325,42 +642,123 @@ class Session:
         what: str = "",
         progress: Callable[[int], None] | None = None,
     ) -> bool:
-        """Write the body of ``url`` into ``handle``; with ``start`` > 0, ask only for the rest
-        (a resumed download). Returns whether the server resumed; if it sent the whole file
-        instead, ``handle`` is rewritten from the beginning."""
-        headers = {"Range": f"bytes={start}-"} if start > 0 else {}
-        resp = self._request("GET", url, headers, stream=True)
-        try:
-            if resp.status == 416 and start > 0:
-                return self.download(url, handle, start=0, what=what, progress=progress)
+        """Write the body of ``url``, as sent (never decoded: the hash is of those bytes), into
+        ``handle``; with ``start`` > 0, ask only for the rest (a resumed download). Returns
+        whether the server resumed; if it sent the whole file instead, ``handle`` is rewritten
+        from the beginning. An attempt cut short is resumed by the next one. A write error is
+        a :class:`LocalWriteError` naming ``handle.name``."""
+        offset = start
+        resumed = False
+        restart = False
+
+        def read(resp: urllib3.BaseHTTPResponse, deadline: _Deadline) -> bool:
+            nonlocal offset, resumed, restart
+            if resp.status == 416 and offset > 0:
+                restart = True
+                return False
             if resp.status >= 400:
                 raise HttpError(url, resp.status, what)
-            resumed = start > 0 and resp.status == 206
-            if resumed:
-                handle.seek(start)
+            if offset > 0 and resp.status == 206:
+                resumed = True
+                _write(handle, url, lambda: handle.seek(offset))
             else:
-                handle.seek(0)
-                handle.truncate()
-            from urllib3.exceptions import HTTPError as Urllib3Error
-
-            try:
-                for chunk in resp.stream(1 << 16):
-                    handle.write(chunk)
-                    if progress is not None:
-                        progress(len(chunk))
-            except (Urllib3Error, OSError) as exc:
-                raise UnreachableError(url, _reason(exc)) from exc
+                offset = 0
+                _write(handle, url, lambda: (handle.seek(0), handle.truncate()))
+            for chunk in self._chunks(resp, deadline, self.max_file_bytes - offset, url):
+                _write(handle, url, functools.partial(handle.write, chunk))
+                offset += len(chunk)
+                if progress is not None:
+                    progress(len(chunk))
             return resumed
-        finally:
-            resp.release_conn()
+
+        def headers() -> dict[str, str]:
+            return {"Range": f"bytes={offset}-"} if offset > 0 else {}
+
+        result = self._exchange("GET", url, headers, read, what=what)
+        if restart:
+            return self.download(url, handle, start=0, what=what, progress=progress)
+        return result
+
+
+def _write(handle: BinaryIO, url: str, action: Callable[[], object]) -> None:
+    try:
+        action()
+    except OSError as exc:
+        raise LocalWriteError(str(getattr(handle, "name", "")), url, exc) from exc
+
+
+def _attempt_failure(exc: BaseException | None, deadline: _Deadline) -> _Retry:
+    """What one failed attempt was: a time-out, a TLS failure (not retried) or no answer."""
+    from urllib3.exceptions import NewConnectionError, SSLError
+    from urllib3.exceptions import TimeoutError as Urllib3Timeout
+
+    if deadline.expired:
+        return _Retry("timeout", deadline.detail())
+    # a refused connection is a NewConnectionError, which urllib3 derives from its time-out
+    if isinstance(exc, (Urllib3Timeout, TimeoutError)) and not isinstance(exc, NewConnectionError):
+        return _Retry("timeout", deadline.detail())
+    if isinstance(exc, (SSLError, ssl.SSLError)) and "EOF" not in str(exc):
+        return _Retry("tls", _reason(exc))
+    return _Retry("unreachable", _reason(exc))
+
+
+def _retry_after(value: str | None) -> float | None:
+    """The seconds a ``Retry-After`` header asks for (a number or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    import email.utils
+
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"the answer is {size} bytes or more, over the limit of {limit} bytes; refusing it"
+
+
+def _decode(body: bytes, encoding: str, limit: int, url: str) -> bytes:
+    """A page's body as sent, decoded when the server compressed it anyway (gzip, deflate),
+    never past ``limit`` bytes; any other encoding is refused."""
+    name = encoding.strip().lower()
+    if name in ("", "identity"):
+        return body
+    if name not in ("gzip", "x-gzip", "deflate"):
+        raise BadResponseError(
+            url,
+            f"the server sent it with Content-Encoding {encoding!r}, which fitwheel did not ask "
+            "for (it sends Accept-Encoding: identity) and does not read; fix the server",
+        )
+    import zlib
+
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS if "gzip" in name else zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(body, limit + 1)
+    except zlib.error as exc:
+        raise BadResponseError(url, f"the {name}-encoded answer cannot be decoded: {exc}") from exc
+    if len(out) > limit:
+        raise BadResponseError(
+            url,
+            f"the {name}-encoded answer (sent although fitwheel asks for no encoding) inflates "
+            f"past the limit of {limit} bytes; refusing it",
+        )
+    return out
 
 
 def _pool_manager(
-    tls: Callable[[], ssl.SSLContext], trusted: frozenset[str] = frozenset()
+    tls: Callable[[], ssl.SSLContext],
+    trusted: frozenset[str] = frozenset(),
+    proxy: str | None = None,
 ) -> urllib3.PoolManager:
-    """A pool manager whose every https pool, however it is reached (first request, after
-    http ones, through a redirect), uses the session's TLS context, built on first need; a
-    host in ``trusted`` (pip's ``trusted-host``: ``host`` or ``host:port``) is not checked."""
+    """A pool manager (through ``proxy`` when given) whose every https pool, however it is
+    reached (first request, after http ones, through a redirect), uses the session's TLS
+    context, built on first need, and whose connections report to the watchdog; a host in
+    ``trusted`` (pip's ``trusted-host``: ``host`` or ``host:port``) is not checked."""
     import urllib3
 
     if trusted:
@@ -369,7 +767,7 @@ def _pool_manager(
         # the user asked for these hosts not to be checked: no warning on every request
         warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
 
-    class _Pools(urllib3.PoolManager):
+    class _Watched:
         def _new_pool(
             self,
             scheme: str,
@@ -378,7 +776,7 @@ def _pool_manager(
             request_context: dict[str, Any] | None = None,
         ) -> urllib3.HTTPConnectionPool:
             if scheme == "https":
-                context = dict(request_context or self.connection_pool_kw)
+                context = dict(request_context or self.connection_pool_kw)  # type: ignore[attr-defined]
                 if host in trusted or f"{host}:{port}" in trusted:
                     unchecked = ssl.create_default_context()
                     unchecked.check_hostname = False
@@ -389,9 +787,42 @@ def _pool_manager(
                 else:
                     context["ssl_context"] = tls()
                 request_context = context
-            return super()._new_pool(scheme, host, port, request_context)
+            pool: urllib3.HTTPConnectionPool = super()._new_pool(  # type: ignore[misc]
+                scheme, host, port, request_context
+            )
+            pool.ConnectionCls = _watched(pool.ConnectionCls)
+            return pool
+
+    if proxy is not None:
+
+        class _ProxyPools(_Watched, urllib3.ProxyManager):
+            pass
+
+        return _ProxyPools(proxy, num_pools=8, maxsize=8, headers={"User-Agent": USER_AGENT})
+
+    class _Pools(_Watched, urllib3.PoolManager):
+        pass
 
     return _Pools(num_pools=16, maxsize=16, headers={"User-Agent": USER_AGENT})
+
+
+_WATCHED: dict[type[Any], type[Any]] = {}
+
+
+def _watched(base: type[Any]) -> type[Any]:
+    """``base`` (a urllib3 connection class) telling the watchdog when it sends a request."""
+    found = _WATCHED.get(base)
+    if found is None:
+
+        class Watched(base):  # type: ignore[misc]
+            def getresponse(self) -> Any:
+                deadline = getattr(_ATTEMPT, "deadline", None)
+                if deadline is not None and self.sock is not None:
+                    _WATCHDOG.attach(deadline, self.sock)
+                return super().getresponse()
+
+        found = _WATCHED[base] = Watched
+    return found
 
 
 def _cached_matches(published: Hashes, algorithm: str, sha256: object, body: bytes) -> bool:

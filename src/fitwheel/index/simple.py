@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html.parser
 import json
+import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ ACCEPT = (
     "text/html;q=0.01"
 )
 _JSON_TYPE = "application/vnd.pypi.simple.v1+json"
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 class IndexPageError(FitwheelError):
@@ -127,6 +129,14 @@ def parse_html(text: str, page_url: str) -> list[Link]:
         metadata = attrs.get("data-core-metadata")
         if metadata is None:
             metadata = attrs.get("data-dist-info-metadata")
+        metadata_hashes = _metadata_attr(metadata)
+        for digest in (*hashes.values(), *(metadata_hashes or {}).values()):
+            if not _HEX.fullmatch(digest):
+                raise IndexPageError(
+                    f"{page_url}: the link to {_filename_of(url)!r} on the project page gives "
+                    f"the hash {digest[:80]!r}, which is not a hex digest. The index serves a "
+                    "malformed page: report it to the index's maintainers."
+                )
         yanked = attrs.get("data-yanked")
         links.append(
             Link(
@@ -135,42 +145,96 @@ def parse_html(text: str, page_url: str) -> list[Link]:
                 hashes=hashes,
                 requires_python=attrs.get("data-requires-python") or None,
                 yanked=None if "data-yanked" not in attrs else (yanked or ""),
-                metadata_hashes=_metadata_attr(metadata),
+                metadata_hashes=metadata_hashes,
                 origin=page_url,
             )
         )
     return links
 
 
-def _json_metadata(value: Any) -> dict[str, str] | None:
-    if value is True:
-        return {}
-    if isinstance(value, dict):
-        return {str(k).lower(): str(v).lower() for k, v in value.items()}
-    return None
+def _bad_entry(page_url: str, index: int, entry: Mapping[str, Any], problem: str) -> IndexPageError:
+    name = entry.get("filename")
+    which = f"file {index + 1}" + (f" ({name!r})" if isinstance(name, str) else "")
+    return IndexPageError(
+        f"{page_url}: {which} on the PEP 691 project page: {problem}. The index serves a "
+        "malformed page: report it to the index's maintainers."
+    )
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else f"a {type(value).__name__}"
+    )
+
+
+def _digests(value: Any, field_name: str) -> tuple[dict[str, str] | None, str | None]:
+    """A PEP 691 hashes object (algorithm -> hex digest), or the problem with it."""
+    if not isinstance(value, dict):
+        return (
+            None,
+            f"{field_name!r} must be an object of algorithm names to digests, not {_kind(value)}",
+        )
+    out: dict[str, str] = {}
+    for algo, digest in value.items():
+        if not isinstance(digest, str) or not _HEX.fullmatch(digest):
+            return None, f"{field_name!r} gives {algo!r} as {_kind(digest)}, not a hex digest"
+        out[str(algo).lower()] = digest.lower()
+    return out, None
 
 
 def parse_json(data: Any, page_url: str) -> list[Link]:
-    """Links of a PEP 691 project page (decoded JSON)."""
+    """Links of a PEP 691 project page (decoded JSON), every field fitwheel reads checked for
+    its type: a page of another shape is an error naming the page and the entry."""
     if not isinstance(data, dict) or not isinstance(data.get("files"), list):
         raise IndexPageError(f"{page_url}: not a PEP 691 project page (no 'files' list).")
     links: list[Link] = []
-    for entry in data["files"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
-            continue
+    for index, entry in enumerate(data["files"]):
+        if not isinstance(entry, dict):
+            raise IndexPageError(
+                f"{page_url}: file {index + 1} on the PEP 691 project page is {_kind(entry)}, "
+                "not an object. The index serves a malformed page: report it to the index's "
+                "maintainers."
+            )
+        for key in ("url", "filename"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise _bad_entry(page_url, index, entry, f"{key!r} must be a non-empty string")
         url, frag_hashes = _split_fragment(urllib.parse.urljoin(page_url, entry["url"]))
-        hashes = {str(k).lower(): str(v).lower() for k, v in (entry.get("hashes") or {}).items()}
+        hashes, problem = _digests(entry.get("hashes", {}), "hashes")
+        if problem is not None:
+            raise _bad_entry(page_url, index, entry, problem)
         yanked = entry.get("yanked", False)
-        metadata = entry.get("core-metadata", entry.get("dist-info-metadata"))
+        if not isinstance(yanked, (bool, str)):
+            raise _bad_entry(
+                page_url,
+                index,
+                entry,
+                f"'yanked' must be a boolean or a reason, not {_kind(yanked)}",
+            )
         requires_python = entry.get("requires-python")
+        if requires_python is not None and not isinstance(requires_python, str):
+            raise _bad_entry(
+                page_url,
+                index,
+                entry,
+                f"'requires-python' must be a string, not {_kind(requires_python)}",
+            )
+        key = "core-metadata" if "core-metadata" in entry else "dist-info-metadata"
+        metadata = entry.get(key, False)
+        metadata_hashes: dict[str, str] | None = None
+        if metadata is True:
+            metadata_hashes = {}
+        elif metadata is not False and metadata is not None:
+            metadata_hashes, problem = _digests(metadata, key)
+            if problem is not None:
+                raise _bad_entry(page_url, index, entry, f"{problem} (or true, or false)")
         links.append(
             Link(
-                filename=str(entry.get("filename") or _filename_of(url)),
+                filename=entry["filename"],
                 url=url,
                 hashes=hashes or frag_hashes,
-                requires_python=requires_python if isinstance(requires_python, str) else None,
+                requires_python=requires_python or None,
                 yanked=(yanked if isinstance(yanked, str) else "") if yanked else None,
-                metadata_hashes=_json_metadata(metadata),
+                metadata_hashes=metadata_hashes,
                 origin=page_url,
             )
         )
@@ -185,5 +249,11 @@ def parse_page(body: bytes, content_type: str, page_url: str) -> list[Link]:
             raise IndexPageError(
                 f"{page_url}: the JSON project page is not valid JSON: {exc}"
             ) from exc
+        except RecursionError:
+            raise IndexPageError(
+                f"{page_url}: the JSON project page is nested too deeply to be a PEP 691 page "
+                "(which needs 4 levels). The index serves a malformed page: report it to the "
+                "index's maintainers."
+            ) from None
         return parse_json(data, page_url)
     return parse_html(body.decode("utf-8", "replace"), page_url)

@@ -76,6 +76,11 @@ class _HashingWriter:
             remaining -= len(chunk)
         return self.handle.seek(offset)
 
+    @property
+    def name(self) -> str:
+        """The file's path (for a write error's message)."""
+        return str(self.handle.name)
+
     def truncate(self, size: int | None = None) -> int:
         return self.handle.truncate(size)
 

@@ -4,7 +4,8 @@ A wheel whose content hash is known is unpacked once into the unpacked-wheel cac
 are linked (or copied) from there into place (:mod:`fitwheel.install.linked`). Other wheels, and
 byte-compiled installs, go through the PyPA ``installer`` library into one transaction's staging
 folder (:class:`StagingDestination`). The files of replaced versions are planned for removal;
-then the transaction commits (see :mod:`fitwheel.install.transaction`).
+then the transaction commits (see :mod:`fitwheel.install.transaction`). Before any of it, each
+wheel is checked to be what was resolved (:mod:`fitwheel.install.resolved`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, TextIO
 from fitwheel.errors import FitwheelError, InvalidWheelError
 from fitwheel.install.environment import TargetEnvironment
 from fitwheel.install.linked import LinkPlanError, plan_cached_wheel
+from fitwheel.install.resolved import Resolved, check_wheel
 from fitwheel.install.transaction import (
     LinkGroup,
     Operation,
@@ -41,7 +43,7 @@ class InstallError(FitwheelError):
 
 
 class WheelToInstall:
-    __slots__ = ("direct_url", "name", "path", "requested", "sha256", "version")
+    __slots__ = ("direct_url", "name", "path", "requested", "resolved", "sha256", "version")
 
     def __init__(
         self,
@@ -51,6 +53,7 @@ class WheelToInstall:
         requested: bool = True,
         direct_url: dict[str, Any] | None = None,
         sha256: str | None = None,
+        resolved: Resolved | None = None,
     ) -> None:
         self.path = path
         #: the distribution name and version (from the resolver, else from the filename)
@@ -61,6 +64,8 @@ class WheelToInstall:
         self.direct_url = direct_url
         #: the file's content hash, when known (enables the unpacked-wheel cache)
         self.sha256 = sha256
+        #: what the resolver took the wheel to be (checked against the wheel before installing)
+        self.resolved = resolved
 
     def __repr__(self) -> str:
         return f"WheelToInstall({self.path.name!r}, {self.name!r}, {self.version!r})"
@@ -135,6 +140,9 @@ def install_wheels(
                 if wheel.direct_url is not None:
                     extra["direct_url.json"] = json.dumps(wheel.direct_url).encode()
                 try:
+                    check_wheel(
+                        wheel.path, wheel.path.name, wheel.name, wheel.version, wheel.resolved
+                    )
                     if unpacked is not None and wheel.sha256 is not None and not compile_bytecode:
                         plan = plan_cached_wheel(
                             unpacked.get(wheel.path, wheel.sha256),

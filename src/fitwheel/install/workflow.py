@@ -21,14 +21,16 @@ from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import CacheLayout, cache_root
+from fitwheel.index.auth import redact
 from fitwheel.index.config import IndexConfig, PipSettings, load_index_config, load_pip_settings
 from fitwheel.index.finder import Finder
-from fitwheel.index.http import Session
+from fitwheel.index.http import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Session
 from fitwheel.index.httpcache import HttpCache
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
 from fitwheel.install.precreate import Precreator
+from fitwheel.install.resolved import Resolved
 from fitwheel.install.transaction import environment_lock, recover
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.integrity import HashMismatchError, HashRequiredError
@@ -196,6 +198,22 @@ def installed_label(dist: object) -> str | None:
     return variant_of(text, "variant.json")[0]
 
 
+def _resolved(resolution: Resolution, cand: Candidate) -> Resolved:
+    """What the resolver took ``cand``'s wheel to be: the metadata it read (and from where) and
+    the variant it chose."""
+    link = cand.link
+    trace = resolution.trace_of(cand)
+    source = redact(link.metadata_url if link.metadata_hashes is not None else link.url)
+    if cand.is_sdist and link.metadata_hashes is None:
+        source = f"what the build backend prepared from {link.filename}"
+    return Resolved(
+        metadata=resolution.metadata.get(link.url),
+        metadata_source=source,
+        variant=cand.variant,
+        variants_source=trace.variants_source if trace is not None else None,
+    )
+
+
 def cache_dir(request: InstallRequest) -> Path:
     """``--cache-dir``, else ``FITWHEEL_CACHE_DIR``, else the user cache folder."""
     return cache_root(request.cache_dir, request.env)
@@ -304,8 +322,8 @@ def _run_install(
     session = Session(
         env=request.env,
         cache=HttpCache(layout.http),
-        retries=3 if request.retries is None else request.retries,
-        timeout=30.0 if request.timeout is None else request.timeout,
+        retries=DEFAULT_RETRIES if request.retries is None else request.retries,
+        timeout=DEFAULT_TIMEOUT if request.timeout is None else request.timeout,
         trusted_hosts=frozenset(request.trusted_hosts),
     )
     with contextlib.ExitStack() as stack:
@@ -768,6 +786,7 @@ def _resolve_and_install(
                 requested=p.requested,
                 sha256=p.sha256,
                 direct_url=direct_url,
+                resolved=_resolved(outcome.resolution, p.candidate),
             )
         )
     outcome.installed = install_wheels(

@@ -32,7 +32,7 @@ from fitwheel.resolve.candidates import Candidate, CandidateSource
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.markers import evaluate_marker
 from fitwheel.variants.names import canonicalize_name
-from fitwheel.wheel.metadata import parse_metadata
+from fitwheel.wheel.metadata import CoreMetadata, parse_metadata
 
 
 class DependencyError(FitwheelError):
@@ -59,11 +59,14 @@ class SharedMetadata:
     instance given to the providers of several resolutions (one per lock target) reads each
     wheel's metadata once for all of them."""
 
-    __slots__ = ("gates", "lock", "requires", "requires_python")
+    __slots__ = ("core", "errors", "gates", "lock", "requires", "requires_python")
 
     def __init__(self) -> None:
         self.requires: dict[str, list[tuple[Requirement, str | None]]] = {}
         self.requires_python: dict[str, str | None] = {}
+        self.core: dict[str, CoreMetadata] = {}
+        #: the failures of reading a wheel's metadata, reported again without asking again
+        self.errors: dict[str, FitwheelError] = {}
         self.lock = threading.Lock()
         self.gates: dict[str, threading.Lock] = {}
 
@@ -107,9 +110,13 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self._prefetch_lock = threading.Lock()
         self._closed = False
         self._requires_python = shared.requires_python
+        #: wheel URL -> the core metadata its dependencies were read from (compared with the
+        #: wheel's own METADATA once it is downloaded)
+        self.core_metadata = shared.core
         # one fetch of each wheel's metadata, whether a prefetch thread or the resolver asks first
         self._metadata_lock = shared.lock
         self._metadata_gates = shared.gates
+        self._metadata_errors = shared.errors
 
     # -- resolvelib interface -------------------------------------------------------------------
     def identify(self, requirement_or_candidate: Requirement | Candidate) -> str:
@@ -324,7 +331,14 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         with self._metadata_lock:
             gate = self._metadata_gates.setdefault(url, threading.Lock())
         with gate:
-            return self._read_requires(candidate)
+            failed = self._metadata_errors.get(url)
+            if failed is not None:
+                raise failed  # a prefetch thread's failure, reported once, without asking again
+            try:
+                return self._read_requires(candidate)
+            except FitwheelError as exc:
+                self._metadata_errors[url] = exc
+                raise
 
     def _read_requires(self, candidate: Candidate) -> list[tuple[Requirement, str | None]]:
         url = candidate.link.url
@@ -338,15 +352,15 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
                 raise InvalidCandidateMetadata(str(exc)) from None
             meta_name, meta_version = meta.name, meta.version
             try:
-                other_version = meta_version is not None and Version(meta_version) != (
-                    candidate.version
-                )
+                parsed_version = Version(meta_version) if meta_version else None
             except InvalidVersion:
                 raise InvalidCandidateMetadata(
-                    f"{candidate.link.filename}: its metadata gives the invalid version "
-                    f"{meta_version!r}"
+                    f"{candidate.link.filename}: its metadata gives the Version "
+                    f"{meta_version!r}, which is not a valid version (PEP 440)"
                 ) from None
-            if (meta_name and canonicalize_name(meta_name) != candidate.name) or other_version:
+            if (meta_name and canonicalize_name(meta_name) != candidate.name) or (
+                parsed_version is not None and parsed_version != candidate.version
+            ):
                 raise InvalidCandidateMetadata(
                     f"{candidate.link.filename}: its metadata says {meta_name} {meta_version}, "
                     "which does not match the filename"
@@ -358,6 +372,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             except DependencyError as exc:
                 raise InvalidCandidateMetadata(str(exc)) from None
             self._requires_python[url] = meta.requires_python
+            self.core_metadata[url] = meta
             self._metadata[url] = requires
         return self._metadata[url]
 

@@ -24,6 +24,7 @@ from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
 from fitwheel.resolve.provider import Provider, SharedMetadata
 from fitwheel.resolve.requirements import UserInput
 from fitwheel.variants.names import canonicalize_name
+from fitwheel.wheel.metadata import CoreMetadata
 
 
 class ResolutionError(FitwheelError):
@@ -35,7 +36,7 @@ class UnsupportedDeviceError(ResolutionError):
 
 
 class Resolution:
-    __slots__ = ("decisions", "invalid", "pins", "requested", "specifiers", "traces")
+    __slots__ = ("decisions", "invalid", "metadata", "pins", "requested", "specifiers", "traces")
 
     def __init__(
         self,
@@ -44,11 +45,14 @@ class Resolution:
         traces: Mapping[tuple[NormalizedName, str], VersionTrace],
         decisions: list[str] | None = None,
         specifiers: Mapping[NormalizedName, SpecifierSet] | None = None,
+        metadata: Mapping[str, CoreMetadata] | None = None,
     ) -> None:
         self.pins = pins
         self.requested = requested
         self.traces = traces
         self.decisions: list[str] = [] if decisions is None else decisions
+        #: wheel URL -> the core metadata the resolver read for it
+        self.metadata: Mapping[str, CoreMetadata] = {} if metadata is None else metadata
         #: candidates skipped because their metadata is invalid (one warning line each)
         self.invalid: list[str] = []
         #: every project's requirements and constraints together (what another version of it
@@ -152,7 +156,9 @@ def resolve(
         name = canonicalize_name(key.split("[", 1)[0])
         for info in criterion.information:
             specifiers[name] = specifiers.get(name, SpecifierSet()) & info.requirement.specifier
-    resolution = Resolution(pins, requested, source.traces, decisions, specifiers)
+    resolution = Resolution(
+        pins, requested, source.traces, decisions, specifiers, provider.core_metadata
+    )
     resolution.invalid = list(provider.skipped)
     if not allow_fallback:
         check_gpu_fallback(resolution, devices)

@@ -7,6 +7,8 @@ written, without validation, so that wheels found in the wild stay readable; Req
 values stay text because variant markers are beyond what ``packaging`` parses (see
 :mod:`fitwheel.variants.markers`). A field the callers need that cannot be read (not UTF-8, given
 twice where once is allowed) and a header line that is not a header are errors naming the file.
+A wheel about to be installed is held to more (:func:`parse_installable_metadata`): UTF-8
+throughout, a valid Name and Version.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "InvalidMetadataError",
     "WheelInfo",
     "metadata_fields",
+    "parse_installable_metadata",
     "parse_metadata",
     "parse_wheel_info",
 ]
@@ -235,3 +238,42 @@ def parse_wheel_info(data: bytes | str, source: str) -> WheelInfo:
         tags=tuple(tag.strip() for tag in fields.get("tag", [])),
         generator=generator,
     )
+
+
+def parse_installable_metadata(data: bytes, source: str) -> CoreMetadata:
+    """A METADATA file about to be installed: all of it UTF-8, with a valid Name and a PEP 440
+    Version, so that nothing reading the environment later (fitwheel, pip, importlib.metadata)
+    trips on it. ``source`` names the wheel in errors."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        around = data[max(0, exc.start - 24) : exc.start + 8]
+        raise InvalidMetadataError(
+            source,
+            f"its METADATA is not UTF-8 (line {line}, byte {exc.start}: {around!r}); core "
+            "metadata must be UTF-8, and every tool reading the environment would fail on it",
+        ) from None
+    meta = parse_metadata(data, source)
+    from packaging.utils import InvalidName, canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    if not meta.name:
+        raise InvalidMetadataError(source, "its METADATA has no Name field")
+    try:
+        canonicalize_name(meta.name, validate=True)
+    except InvalidName:
+        raise InvalidMetadataError(
+            source, f"its METADATA gives the Name {meta.name!r}, which is not a valid project name"
+        ) from None
+    if not meta.version:
+        raise InvalidMetadataError(source, "its METADATA has no Version field")
+    try:
+        Version(meta.version)
+    except InvalidVersion:
+        raise InvalidMetadataError(
+            source,
+            f"its METADATA gives the Version {meta.version!r}, which is not a valid version "
+            "(PEP 440)",
+        ) from None
+    return meta
