@@ -3,6 +3,7 @@
 ``gzip_bomb``) and hermetic environments (``make_venv``, ``clean_env``). Import from
 ``tests.kit``."""
 
+from tests.kit.elf import elf_library
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
 from tests.kit.sdists import (
     BackendsUnavailable,
@@ -49,6 +50,7 @@ __all__ = [
     "backend_wheels",
     "build_simple_index",
     "clean_env",
+    "elf_library",
     "free_port",
     "gzip_bomb",
     "installed_build",

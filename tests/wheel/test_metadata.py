@@ -6,7 +6,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from fitwheel.errors import InvalidWheelError
@@ -224,6 +224,8 @@ def test_the_fast_path_answers_as_packaging_metadata_does(
     from fitwheel.wheel.metadata import _parse_plain
 
     block = "".join(f"{key}: {value}\n" if value else f"{key}:\n" for key, value in fields)
+    # an encoded word (=?...) is left to packaging on purpose: the fast path declines it
+    assume("=?" not in block)
     plain = _parse_plain(block.encode())
     assert plain is not None
     raw, unparsed = parse_email(block.encode())

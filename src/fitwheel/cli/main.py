@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("fitwheel.cli.sync_cmd", "Install exactly the locked files that fit this host."),
     "export": ("fitwheel.cli.export_cmd", "Write one target's locked files as requirements."),
     "bundle": ("fitwheel.cli.bundle_cmd", "Bundle locked files, the lock and an index offline."),
+    "doctor": ("fitwheel.cli.doctor_cmd", "Check that the installed builds run on this machine."),
 }
 
 

@@ -13,16 +13,20 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import metadata as importlib_metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from packaging import tags as packaging_tags
 from packaging.utils import NormalizedName
 
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import atomic_write
 from fitwheel.variants.names import canonicalize_name
+
+if TYPE_CHECKING:
+    # loaded where used: ``doctor`` reads an environment without either
+    from importlib import metadata as importlib_metadata
+
+    from packaging import tags as packaging_tags
 
 SCHEME_KEYS = ("purelib", "platlib", "scripts", "data", "headers")
 
@@ -107,6 +111,8 @@ class TargetEnvironment:
 
     def installed(self) -> dict[NormalizedName, importlib_metadata.Distribution]:
         """Installed distributions by canonical name (the first found on the path wins)."""
+        from importlib import metadata as importlib_metadata
+
         found: dict[NormalizedName, importlib_metadata.Distribution] = {}
         for dist in importlib_metadata.distributions(path=self.site_dirs):
             try:
@@ -150,6 +156,8 @@ def find_interpreter(python: str | None, env: Mapping[str, str]) -> str:
 
 
 def _compute_tags(data: Mapping[str, Any]) -> tuple[packaging_tags.Tag, ...]:
+    from packaging import tags as packaging_tags
+
     version = list(data["version"])
     major_minor = (int(version[0]), int(version[1]))
     platform = str(data["platform"]).replace("-", "_").replace(".", "_")
@@ -325,9 +333,11 @@ def inspect_environment(
     env: Mapping[str, str] | None = None,
     *,
     cache_dir: Path | None = None,
+    tags: bool = True,
 ) -> TargetEnvironment:
     """Describe the environment ``python`` names; ``cache_dir`` keeps the interpreter's answers
-    (keyed by the identity of the interpreter and ``pyvenv.cfg``): later runs start no process."""
+    (keyed by the identity of the interpreter and ``pyvenv.cfg``): later runs start no process.
+    ``tags=False`` leaves the wheel tags out (for reading an environment, not installing)."""
     env = os.environ if env is None else env
     interpreter = find_interpreter(python, env)
     data = _probe(interpreter, cache_dir)
@@ -348,7 +358,7 @@ def inspect_environment(
         version=(version[0], version[1], version[2]),
         markers=dict(data["markers"]),
         cache_tag=data.get("cache_tag"),
-        tags=_compute_tags(data),
+        tags=_compute_tags(data) if tags else (),
         is_venv=data["prefix"] != data["base_prefix"],
         externally_managed=data["prefix"] == data["base_prefix"]
         and bool(paths.get("stdlib"))

@@ -32,7 +32,7 @@ from fitwheel.resolve.candidates import Candidate, CandidateSource
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.markers import evaluate_marker
 from fitwheel.variants.names import canonicalize_name
-from fitwheel.wheel.metadata import CoreMetadata, parse_metadata
+from fitwheel.wheel.metadata import CoreMetadata, parse_metadata, split_requires_dist
 
 
 class DependencyError(FitwheelError):
@@ -396,9 +396,7 @@ def split_dependency(value: str, source: str) -> tuple[Requirement, str | None]:
 
     The marker is kept as text: variant markers are beyond what ``packaging`` parses, so it is
     evaluated by :func:`evaluate_marker`."""
-    spec, sep, marker = value.partition(";")
     try:
-        req = Requirement(spec.strip())
+        return split_requires_dist(value)
     except InvalidRequirement as exc:
         raise DependencyError(f"{source}: cannot parse the dependency {value!r}: {exc}") from exc
-    return req, (marker.strip() or None) if sep else None

@@ -17,6 +17,10 @@ from dataclasses import dataclass
 
 from fitwheel.errors import InvalidWheelError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
 __all__ = [
     "CoreMetadata",
     "InvalidMetadataError",
@@ -25,6 +29,8 @@ __all__ = [
     "parse_installable_metadata",
     "parse_metadata",
     "parse_wheel_info",
+    "requires_dist_parts",
+    "split_requires_dist",
 ]
 
 
@@ -277,3 +283,39 @@ def parse_installable_metadata(data: bytes, source: str) -> CoreMetadata:
             "(PEP 440)",
         ) from None
     return meta
+
+
+def split_requires_dist(value: str) -> tuple[Requirement, str | None]:
+    """A ``Requires-Dist`` value as (requirement without marker, marker text or None).
+
+    The marker stays text: variant markers are beyond what ``packaging`` parses, so it is
+    evaluated by :func:`fitwheel.variants.markers.evaluate_marker`. Raises
+    ``packaging.requirements.InvalidRequirement`` for a requirement that cannot be parsed."""
+    from packaging.requirements import Requirement
+
+    spec, sep, marker = value.partition(";")
+    return Requirement(spec.strip()), (marker.strip() or None) if sep else None
+
+
+_SIMPLE_REQUIREMENT = None
+
+
+def requires_dist_parts(value: str) -> tuple[str, str, str | None]:
+    """A ``Requires-Dist`` value as (name, specifier text, marker text or None), without
+    building a :class:`~packaging.requirements.Requirement` for the common shapes (``name``,
+    ``name>=1,<2``, ``name (>=1)``, ``name[extra]==1``); anything else goes through
+    :func:`split_requires_dist`. Raises ``ValueError`` for a requirement that cannot be parsed."""
+    global _SIMPLE_REQUIREMENT
+    if _SIMPLE_REQUIREMENT is None:
+        import re
+
+        _SIMPLE_REQUIREMENT = re.compile(
+            r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[A-Za-z0-9._,\s-]*\])?\s*"
+            r"\(?\s*((?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*)\)?\s*"
+        )
+    spec, sep, marker = value.partition(";")
+    match = _SIMPLE_REQUIREMENT.fullmatch(spec)
+    if match is None or match[2].rstrip().endswith(","):
+        req, marker_text = split_requires_dist(value)
+        return req.name, str(req.specifier), marker_text
+    return match[1], "".join(match[2].split()), (marker.strip() or None) if sep else None
