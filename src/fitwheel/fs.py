@@ -252,7 +252,9 @@ class _AtomicOutput:
         handle.close()
 
 
-def link_or_copy(src: StrPath, dst: StrPath, *, link: bool = True) -> bool:
+def link_or_copy(
+    src: StrPath, dst: StrPath, *, link: bool = True, scratch: StrPath | None = None
+) -> bool:
     """Put ``src``'s content at ``dst`` (which must not exist): a hard link when ``link`` and the
     filesystem allows, else a copy that keeps the permission bits, as a link would. True when
     linked.
@@ -260,7 +262,8 @@ def link_or_copy(src: StrPath, dst: StrPath, *, link: bool = True) -> bool:
     Any failure to link other than an existing ``dst`` (another filesystem, a filesystem without
     links, too many links, links not permitted) falls back to the copy; an existing ``dst``
     raises :class:`FileExistsError` either way. Callers placing many files pass ``link=False``
-    after the first fallback (the next links would fail the same way)."""
+    after the first fallback (the next links would fail the same way). ``scratch``: a folder on
+    ``dst``'s filesystem where a copy is made first, so that no reader sees part of it."""
     if link:
         try:
             os.link(src, dst)
@@ -273,27 +276,116 @@ def link_or_copy(src: StrPath, dst: StrPath, *, link: bool = True) -> bool:
         raise FileExistsError(17, "File exists", os.fspath(dst))
     import shutil
 
-    shutil.copy(src, dst)
+    if scratch is None:
+        shutil.copy(src, dst)
+        return False
+    # copied beside, then linked into place: ``dst`` appears whole or not at all
+    tmp = os.path.join(scratch, f".{os.urandom(8).hex()}.tmp")
+    shutil.copy(src, tmp)
+    try:
+        os.link(tmp, dst)
+    except FileExistsError:
+        _unlink_quietly(tmp)
+        raise
+    except OSError:
+        try:
+            os.replace(tmp, dst)  # no links there (checked above that dst does not exist)
+        except OSError:
+            _unlink_quietly(tmp)  # another filesystem than the scratch folder's
+            shutil.copy(src, dst)
+        return False
+    _unlink_quietly(tmp)
     return False
 
 
-def lock_fd(fd: int, *, wait: bool = True, on_wait: Callable[[], None] | None = None) -> bool:
-    """Take the exclusive ``flock`` on the open file ``fd``. A free lock is taken at once; a held
-    one is waited for (``on_wait`` called first, to say so) when ``wait``, else False is
-    returned. True where the platform has no ``flock`` (no locking there)."""
+def _errors() -> type[Exception]:
+    from fitwheel.errors import FitwheelError
+
+    return FitwheelError
+
+
+def mount_of(path: StrPath) -> tuple[str, str]:
+    """The mount point holding ``path`` and its filesystem type (from ``/proc/self/mounts``
+    where there is one; else the folder where the device changes, and "unknown")."""
+    real = os.path.realpath(path)
+    best, kind = "", "unknown"
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                fields = line.split()
+                if len(fields) < 3:
+                    continue
+                point = fields[1].replace("\\040", " ")
+                inside = real == point or real.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= len(best):
+                    best, kind = point, fields[2]
+    except OSError:
+        pass
+    if best:
+        return best, kind
+    current = real
+    while not os.path.exists(current) and os.path.dirname(current) != current:
+        current = os.path.dirname(current)
+    try:
+        dev = os.stat(current).st_dev
+        while os.path.dirname(current) != current:
+            parent = os.path.dirname(current)
+            if os.stat(parent).st_dev != dev:
+                break
+            current = parent
+    except OSError:
+        pass
+    return current, kind
+
+
+#: errno -> what it means for a write
+_STORAGE = {
+    28: "no space left on device",
+    122: "the disk quota is exceeded",
+    30: "the filesystem is read-only",
+}
+
+
+def storage_error(exc: BaseException, what: str, path: StrPath, fix: str = "") -> Exception | None:
+    """A :class:`~fitwheel.errors.FitwheelError` for a write that failed because the storage
+    is full (or over quota, or read-only): it names what was written (``what``, under
+    ``path``), the filesystem and the problem. None for any other error."""
+    if not isinstance(exc, OSError) or exc.errno not in _STORAGE:
+        return None
+    point, kind = mount_of(path)
+    where = f" ({exc.filename})" if exc.filename else ""
+    fix = fix or "free some space there and run again"
+    return _errors()(
+        f"cannot write {what} {os.fspath(path)}{where}: {_STORAGE[exc.errno]} on the {kind} "
+        f"filesystem mounted at {point}; {fix}."
+    )
+
+
+def lock_fd(
+    fd: int,
+    *,
+    wait: bool = True,
+    on_wait: Callable[[], None] | None = None,
+    shared: bool = False,
+) -> bool:
+    """Take the exclusive (``shared``: the shared) ``flock`` on the open file ``fd``. A free
+    lock is taken at once; a held one is waited for (``on_wait`` called first, to say so) when
+    ``wait``, else False is returned. True where the platform has no ``flock`` (no locking
+    there). On a file already locked by ``fd`` this converts the lock."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - no flock on this platform
         return True
+    kind = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, kind | fcntl.LOCK_NB)
         return True
     except BlockingIOError:
         if not wait:
             return False
     if on_wait is not None:
         on_wait()
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    fcntl.flock(fd, kind)
     return True
 
 
@@ -309,16 +401,24 @@ class locked:
     """Hold the exclusive lock on ``path`` (a lock file, created with its folder if missing)
     for the block. ``wait=False``: the block runs at once and ``as`` gives False when another
     process holds the lock (nothing is locked then); with ``wait`` it gives True, after waiting
-    when needed (``on_wait`` says so first)."""
+    when needed (``on_wait`` says so first). ``shared``: a shared lock (many holders at once,
+    none while someone holds it exclusively); :meth:`share` turns a held exclusive lock into
+    a shared one. Usable without ``with`` too (:meth:`__enter__`, :meth:`release`)."""
 
-    __slots__ = ("fd", "on_wait", "path", "wait")
+    __slots__ = ("fd", "on_wait", "path", "shared", "wait")
 
     def __init__(
-        self, path: StrPath, *, wait: bool = True, on_wait: Callable[[], None] | None = None
+        self,
+        path: StrPath,
+        *,
+        wait: bool = True,
+        on_wait: Callable[[], None] | None = None,
+        shared: bool = False,
     ) -> None:
         self.path = os.fspath(path)
         self.wait = wait
         self.on_wait = on_wait
+        self.shared = shared
         self.fd = -1
 
     def __enter__(self) -> bool:
@@ -327,7 +427,7 @@ class locked:
             os.makedirs(folder, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:
-            held = lock_fd(fd, wait=self.wait, on_wait=self.on_wait)
+            held = lock_fd(fd, wait=self.wait, on_wait=self.on_wait, shared=self.shared)
         except BaseException:
             os.close(fd)
             raise
@@ -337,10 +437,19 @@ class locked:
         self.fd = fd
         return True
 
-    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+    def share(self) -> None:
+        """Turn the exclusive lock held into a shared one (never waits)."""
+        if self.fd >= 0:
+            lock_fd(self.fd, shared=True)
+            self.shared = True
+
+    def release(self) -> None:
         fd, self.fd = self.fd, -1
         if fd >= 0:
             try:
                 unlock_fd(fd)
             finally:
                 os.close(fd)
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        self.release()

@@ -45,6 +45,8 @@ def _failing_args(parser: argparse.ArgumentParser) -> list[str]:
             out += [action.option_strings[0], MISSING]
     if "--profile" in parser._option_string_actions:
         out += ["--profile", "/nonexistent/fitwheel-test/profile.json"]
+    if "--cache-dir" in parser._option_string_actions:
+        out += ["--cache-dir", "/nonexistent/fitwheel-test/cache"]  # never the user's cache
     if "--no-index" in parser._option_string_actions:
         out.append("--no-index")  # never the network
     return out

@@ -1,7 +1,7 @@
 """The HTTP session against a server that misbehaves on purpose: a body trickled a byte at a
 time, a request never answered, a long Retry-After, encodings nobody asked for, answers larger
 than anything fitwheel reads. Each ends in one error naming the URL, after exactly the
-configured attempts, with the time limits of docs/security-network.md."""
+configured attempts, with the time limits of docs/security.md."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fitwheel.errors import FitwheelError
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
 from fitwheel.install.transaction import Operation, environment_lock, state_dir
@@ -354,7 +355,7 @@ def test_a_failure_in_threaded_placement_rolls_back(
 
     monkeypatch.setattr(os, "link", link)
     monkeypatch.setattr(shutil, "copyfile", copyfile)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(FitwheelError, match="no space left on device"):
         install_wheels(
             env,
             _items([wheels["alpha2"], many], True),

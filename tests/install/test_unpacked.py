@@ -89,13 +89,24 @@ def test_install_from_the_unpacked_cache(base_venv: Path, tmp_path: Path, mode: 
 
 def test_a_changed_cache_entry_is_unpacked_again(tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path / "w", "tool", "1.0", files={"tool/__init__.py": "V = 1\n"})
-    cache = UnpackedCache(tmp_path / "unpacked")
-    first = cache.get(wheel, sha256_of(wheel))
+    first_cache = UnpackedCache(tmp_path / "unpacked")
+    first = first_cache.get(wheel, sha256_of(wheel))
     member = first.folder / "files" / "tool" / "__init__.py"
     member.write_text("V = 'edited in place'\n")
-    # a verifying run (install --force-reinstall) notices the change and unpacks afresh
+    # every run checks the sizes: a file changed in place is noticed, the wheel unpacked afresh
+    # (here into a private copy: the first cache still uses the entry)
+    with UnpackedCache(tmp_path / "unpacked") as sized_cache:
+        sized = sized_cache.get(wheel, sha256_of(wheel))
+        assert (sized.folder / "files" / "tool" / "__init__.py").read_text() == "V = 1\n"
+    first_cache.close()
+    with UnpackedCache(tmp_path / "unpacked") as cache:
+        entry = cache.get(wheel, sha256_of(wheel))  # now replaced in place
+        assert entry.folder == cache.folder(sha256_of(wheel))
+        assert (entry.folder / "files" / "tool" / "__init__.py").read_text() == "V = 1\n"
+    member.write_text("V = 9\n")  # the same size: only hashing tells
     trusting = UnpackedCache(tmp_path / "unpacked").get(wheel, sha256_of(wheel))
-    assert (trusting.folder / "files" / "tool" / "__init__.py").read_text() != "V = 1\n"
+    assert (trusting.folder / "files" / "tool" / "__init__.py").read_text() == "V = 9\n"
+    # a verifying run (install --force-reinstall) hashes and unpacks afresh
     again = UnpackedCache(tmp_path / "unpacked", verify=True).get(wheel, sha256_of(wheel))
     assert (again.folder / "files" / "tool" / "__init__.py").read_text() == "V = 1\n"
 

@@ -168,6 +168,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="reinstall even what is already installed as chosen, checking the cached copies "
         "of its files first (one edited through a hard link is unpacked afresh)",
     )
+    parser.add_argument(
+        "--allow-overwrite",
+        action="store_true",
+        help="let a wheel replace files that another installed distribution owns (refused "
+        "by default; the environment's own files are always refused)",
+    )
     choice.add_argument(
         "--require-hashes",
         action="store_true",
@@ -319,6 +325,7 @@ def run(args: argparse.Namespace) -> int:
         break_system_packages=args.break_system_packages,
         cert=args.cert,
         link_mode=args.link_mode,
+        allow_overwrite=args.allow_overwrite,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
         timeout=args.timeout,
         retries=args.retries,

@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("fitwheel.cli.check_cmd", "Check installed packages' dependencies."),
     "variant": ("fitwheel.cli.variant_cmd", "Make, show or strip variant wheels."),
     "index": ("fitwheel.cli.index_cmd", "Build a static variant-aware package index."),
+    "cache": ("fitwheel.cli.cache_cmd", "Show, verify, clean or prune fitwheel's cache."),
     "lock": ("fitwheel.cli.lock_cmd", "Resolve for several targets and write one pylock.toml."),
     "sync": ("fitwheel.cli.sync_cmd", "Install exactly the locked files that fit this host."),
     "export": ("fitwheel.cli.export_cmd", "Write one target's locked files as requirements."),

@@ -13,7 +13,7 @@ Every request asks for no content encoding (``Accept-Encoding: identity``) and r
 as sent: downloads are hashed as sent, pages are decoded (gzip or deflate only) when a server
 compresses them anyway, and never past :data:`MAX_PAGE_BYTES`. The time limits are those of
 :class:`_Deadline`, enforced by one watchdog thread that shuts down the socket of an attempt
-past its deadline; docs/security-network.md states them.
+past its deadline; docs/security.md states them.
 """
 
 from __future__ import annotations

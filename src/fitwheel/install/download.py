@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from fitwheel.errors import FitwheelError
-from fitwheel.fs import CacheLayout, lock_fd
+from fitwheel.fs import CacheLayout, lock_fd, storage_error
 from fitwheel.index.auth import redact
 from fitwheel.index.findlinks import local_path
 from fitwheel.install.precreate import Precreator
@@ -91,10 +91,16 @@ class _HashingWriter:
 
     def write(self, data: bytes) -> int:
         self._update(data)
-        return self.handle.write(data)
+        return self.handle.write(data)  # a write error: the session names the file
 
     def flush(self) -> None:
-        self.handle.flush()
+        try:
+            self.handle.flush()
+        except OSError as exc:
+            full = storage_error(exc, "a download into the cache", self.handle.name)
+            if full is None:
+                raise
+            raise full from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +150,15 @@ class Downloader:
         cache_dir: Path | None = None,
         jobs: int = 4,
         prepare: Callable[[DownloadItem], Precreator | None] | None = None,
+        unpacked: Callable[[str], bool] | None = None,
     ) -> None:
         self.session = session
         self.cache_dir = default_cache_dir() if cache_dir is None else cache_dir
         self.jobs = jobs
         #: for a wheel about to be downloaded: something that creates its files meanwhile
         self.prepare = prepare
+        #: whether a wheel (by sha256) is unpacked already (then its cached file is not read)
+        self.unpacked = unpacked
         self._pool: ThreadPoolExecutor | None = None
         #: url -> (item, its fetch) for downloads begun by start()
         self._started: dict[str, tuple[DownloadItem, Future[Downloaded]]] = {}
@@ -187,10 +196,11 @@ class Downloader:
         if item.url not in self._started:
             self._started[item.url] = (item, self._submit(item, progress, then))
 
-    def close(self) -> None:
-        """Stop the downloads not begun yet; those under way finish on their own."""
+    def close(self, *, wait: bool = False) -> None:
+        """Stop the downloads not begun yet; those under way finish on their own (``wait``:
+        before this returns)."""
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=wait, cancel_futures=True)
             self._pool = None
 
     def _cached(self, sha256: str, filename: str) -> Path:
@@ -205,7 +215,7 @@ class Downloader:
         known = item.known_sha256
         if known is not None:
             cached = self._cached(known, item.filename)
-            if cached.is_file():
+            if cached.is_file() and self._intact(cached, item, known):
                 return Downloaded(item, cached, known, True)
         if self.session is None:
             raise FitwheelError(f"cannot download {item.url}: no network session.")
@@ -267,6 +277,19 @@ class Downloader:
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, final)
         return final, verifier.sha256
+
+    def _intact(self, cached: Path, item: DownloadItem, sha256: str) -> bool:
+        """Whether a cached wheel can be used: it is unpacked already (the install reads that),
+        or it still has its hash. A damaged one (truncated, overwritten) is removed: a miss."""
+        if self.unpacked is not None and self.unpacked(sha256):
+            return True
+        try:
+            _verify_file(cached, item.verifier(str(cached)))
+            return True
+        except (HashMismatchError, OSError):
+            with contextlib.suppress(OSError):
+                cached.unlink()
+            return False
 
     def fetch_all(
         self,

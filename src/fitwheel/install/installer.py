@@ -13,12 +13,15 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from fitwheel.errors import FitwheelError, InvalidWheelError
+from fitwheel.fs import storage_error
 from fitwheel.install.environment import TargetEnvironment
 from fitwheel.install.linked import LinkPlanError, plan_cached_wheel
 from fitwheel.install.resolved import Resolved, check_wheel
@@ -27,6 +30,7 @@ from fitwheel.install.transaction import (
     Operation,
     Transaction,
     environment_lock,
+    interruptible,
     recover,
 )
 from fitwheel.install.uninstall import owned_files
@@ -116,14 +120,20 @@ def install_wheels(
     notice: TextIO | None = None,
     lock: bool = True,
     commit_hook: Callable[[Operation], None] | None = None,
+    allow_overwrite: bool = False,
     remove: Sequence[str] = (),
 ) -> InstallResult:
     """Install ``wheels`` into ``env``; replaced versions of the same names are removed, and
     so are the installed distributions named in ``remove``, in the same transaction.
 
-    ``lock=False``: the caller already holds the environment's lock."""
-    with environment_lock(env.prefix, notice=notice) if lock else contextlib.nullcontext():
-        notes = recover(env.prefix)
+    ``lock=False``: the caller already holds the environment's lock. ``allow_overwrite``: a
+    file another installed distribution owns may be replaced (the new one's RECORD lists it);
+    the environment's own files never are."""
+    with (
+        interruptible(),
+        environment_lock(env.prefix, notice=notice) if lock else contextlib.nullcontext(),
+    ):
+        notes = recover(env.prefix, env.scheme.values())
         numbers = itertools.count()
         txn = Transaction(env.prefix, link_mode=link_mode)
         try:
@@ -132,6 +142,8 @@ def install_wheels(
             # that one wins)
             placed: dict[str, str] = {}
             groups: list[LinkGroup] = []
+            #: which wheel each group and each staged file comes from (for error messages)
+            sources: list[tuple[WheelToInstall, list[LinkGroup], list[str]]] = []
             for wheel in wheels:
                 scheme = {**env.scheme, "headers": _headers_scheme(env, wheel.name)}
                 extra = {"INSTALLER": INSTALLER_NAME}
@@ -153,6 +165,7 @@ def install_wheels(
                         groups.extend(plan.groups)
                         for final, content, executable in plan.written:
                             placed[final] = txn.stage_bytes(content, executable=executable)
+                        sources.append((wheel, plan.groups, [w[0] for w in plan.written]))
                         continue
                     staged = _stage_with_installer(
                         env,
@@ -168,11 +181,15 @@ def install_wheels(
                 except (UnpackError, InvalidWheelError) as exc:
                     raise InstallError(f"{exc}. Nothing was changed in {env.prefix}.") from exc
                 except (LinkPlanError, ValueError, OSError, KeyError) as exc:
+                    full = _storage(exc, env, unpacked)
+                    if full is not None:
+                        raise full from exc
                     raise InstallError(
                         f"cannot install {wheel.path.name}: {exc}. Nothing was changed in "
                         f"{env.prefix}."
                     ) from exc
                 placed.update(staged)
+                sources.append((wheel, [], list(staged)))
             installed = env.installed()
             removed_names: list[str] = []
             removed: set[str] = set()
@@ -182,12 +199,156 @@ def install_wheels(
                 if old is not None:
                     removed.update(str(path) for path in owned_files(old, env.prefix))
                     removed_names.append(f"{old.metadata['Name']} {old.version}")
-            txn.plan(placed, removed, groups)
+            _refuse_environment_files(env, placed, groups, sources)
+            txn.plan(placed, removed, groups, whole=env.site_dirs)
+            clashes = [final for final in txn.replaced if final not in removed]
+            if clashes:
+                notes += _check_owners(env, clashes, sources, installed, allow_overwrite)
         except BaseException:
             txn.abandon()
             raise
-        txn.commit(hook=commit_hook)
+        try:
+            txn.commit(hook=commit_hook)
+        except OSError as exc:
+            full = _storage(exc, env, None)
+            if full is None:
+                raise
+            raise full from exc
     return InstallResult(list(wheels), removed_names, notes)
+
+
+def _storage(
+    exc: BaseException, env: TargetEnvironment, unpacked: UnpackedCache | None
+) -> Exception | None:
+    """A full (or read-only) disk, named: the cache's when the failed path is in it."""
+    path = getattr(exc, "filename", None)
+    if unpacked is not None and path and str(path).startswith(str(unpacked.root)):
+        return storage_error(
+            exc,
+            "the unpacked-wheel cache",
+            unpacked.root,
+            "free some space there or choose another cache with --cache-dir; nothing was "
+            f"changed in {env.prefix}",
+        )
+    state = str(env.prefix / ".fitwheel") + os.sep
+    if isinstance(exc, OSError) and path and str(path).startswith(state):
+        # a folder being built in the transaction: name the path it was built for
+        _txn, _sep, final = str(path)[len(state) :].partition(os.sep + "build" + os.sep)
+        exc.filename = os.sep + final if final else None
+    return storage_error(
+        exc, "the environment", env.prefix, "free some space there; nothing was changed in it"
+    )
+
+
+#: the files of a virtual environment's own, in its scripts folder
+_ENV_SCRIPTS = re.compile(
+    r"(python|pythonw|python3|python3\.\d+|python3\.\d+t|pypy3?|pypy3\.\d+)(\.exe)?"
+    r"|activate(\.\w+)?|activate_this\.py|Activate\.ps1|deactivate(\.\w+)?",
+    re.IGNORECASE,
+)
+
+
+def environment_files(env: TargetEnvironment, final: str) -> str | None:
+    """What ``final`` is to the environment itself (its interpreter, ``pyvenv.cfg``, an
+    activation script, fitwheel's own state), or None when it is none of these."""
+    prefix = str(env.prefix)
+    if final == os.path.join(prefix, "pyvenv.cfg"):
+        return "the virtual environment's configuration"
+    state = os.path.join(prefix, ".fitwheel")
+    if final == state or final.startswith(state + os.sep):
+        return "fitwheel's own state"
+    folder, name = os.path.split(final)
+    if folder == os.path.abspath(env.scheme["scripts"]) and _ENV_SCRIPTS.fullmatch(name):
+        what = "activation script" if "activ" in name.lower() else "interpreter"
+        return f"the environment's {what}"
+    if final == os.path.abspath(env.python):
+        return "the environment's interpreter"
+    return None
+
+
+def _origin(sources: list[tuple[WheelToInstall, list[LinkGroup], list[str]]], final: str) -> str:
+    for wheel, groups, staged in reversed(sources):
+        if final in staged or any(
+            final.startswith(g.dst) and final[len(g.dst) :] in g.names for g in groups
+        ):
+            return wheel.path.name
+    return "a wheel"
+
+
+def _refuse_environment_files(
+    env: TargetEnvironment,
+    placed: dict[str, str],
+    groups: list[LinkGroup],
+    sources: list[tuple[WheelToInstall, list[LinkGroup], list[str]]],
+) -> None:
+    """A wheel may not write over the environment's own files (its ``bin/python``, ...)."""
+    prefix = str(env.prefix)
+    scripts = os.path.abspath(env.scheme["scripts"])
+    state = os.path.join(prefix, ".fitwheel") + os.sep
+    near = (prefix, scripts)
+    candidates = [f for f in placed if os.path.dirname(f) in near or f.startswith(state)]
+    for group in groups:
+        # only the scripts folder and the prefix (the data scheme's folder) hold such files
+        for folder in near:
+            base = folder + os.sep
+            if base.startswith(group.dst):
+                rel = base[len(group.dst) :].replace(os.sep, "/")
+                candidates += [
+                    group.dst + n
+                    for n in group.names
+                    if n.startswith(rel) and "/" not in n[len(rel) :]
+                ]
+        if state.startswith(group.dst):
+            rel = state[len(group.dst) :].replace(os.sep, "/")
+            candidates += [group.dst + n for n in group.names if n.startswith(rel)]
+    for final in candidates:
+        what = environment_files(env, final)
+        if what is not None:
+            raise InstallError(
+                f"cannot install {_origin(sources, final)}: it ships {final}, which is {what}; "
+                "fitwheel never lets a wheel replace the environment's own files (report it to "
+                f"the wheel's publisher). Nothing was changed in {env.prefix}."
+            )
+
+
+def _check_owners(
+    env: TargetEnvironment,
+    clashes: list[str],
+    sources: list[tuple[WheelToInstall, list[LinkGroup], list[str]]],
+    installed: dict[Any, Any],
+    allow_overwrite: bool,
+) -> list[str]:
+    """Existing files the install replaces that the replaced versions do not own: another
+    installed distribution's are refused (``allow_overwrite``: replaced, with a note);
+    files nobody owns are replaced, as pip does."""
+    from fitwheel.install.uninstall import UninstallError
+
+    replacing = {canonicalize_name(w.name) for w, _g, _s in sources}
+    left = set(clashes)
+    owners: dict[str, str] = {}
+    for name, dist in installed.items():
+        if name in replacing or not left:
+            continue
+        try:
+            files = {str(p) for p in owned_files(dist, env.prefix)}
+        except UninstallError:
+            continue
+        for final in left & files:
+            owners[final] = f"{dist.metadata['Name']} {dist.version}"
+        left -= files
+    notes = []
+    for final in sorted(owners):
+        owner = owners[final]
+        wheel = _origin(sources, final)
+        if not allow_overwrite:
+            raise InstallError(
+                f"cannot install {wheel}: it ships {final}, which belongs to {owner} "
+                "(installed); fitwheel does not replace another distribution's files. "
+                f"Uninstall {owner.split()[0]} first, or pass --allow-overwrite to replace the "
+                f"file anyway. Nothing was changed in {env.prefix}."
+            )
+        notes.append(f"{wheel} replaced {final}, which belonged to {owner} (--allow-overwrite)")
+    return notes
 
 
 def _stage_with_installer(

@@ -1,21 +1,39 @@
 """All-or-nothing changes to an environment: a lock, a journal, renames, and recovery.
 
 A transaction owns a folder ``{prefix}/.fitwheel/txn-{id}/`` holding the staged files (``stage``),
-the files it displaces (``backup``) and ``journal.json``. Files come either staged (written into
-``stage``, moved into place by a rename) or linked (a file of the unpacked-wheel cache, hard-linked
-or copied into place). Committing is:
+the folders it builds (``build``, a mirror of the absolute paths they will take), the files it
+displaces (``backup``) and ``journal.json``. Files come either staged (written into ``stage``,
+moved into place by a rename) or linked (a file of the unpacked-wheel cache, hard-linked or
+copied into place).
+
+What another process may see stays whole: every new folder of the environment (a package, a
+``.dist-info``, a ``share/`` tree, the highest folder that does not exist yet) is built complete
+in ``build`` and moved in with one rename, the ``.dist-info`` folders last; a top-level folder of
+``site-packages`` that belongs wholly to a replaced distribution is moved aside with one rename
+and its new version moved in with another. Only files in folders that exist already (``bin/``, a
+namespace package, a folder shared by several distributions) are placed one by one, each with a
+rename or a link (a file appears whole). Committing is:
 
 1. write the journal (every planned move) atomically; state ``prepared``;
-2. move every existing path it replaces or removes into ``backup`` (a rename);
-3. create the new folders, move every staged file into place and link every linked one;
-4. mark the journal ``committed``, then delete the folder.
+2. build the new folders (nothing of the environment changes yet);
+3. move every existing file it replaces or removes in shared folders into ``backup``, and put
+   the new ones in place;
+4. move each whole folder aside and in (the ``.dist-info`` folders last);
+5. mark the journal ``committed``, then delete the folder.
 
 After a crash at any point the journal tells what to undo: while it says ``prepared``,
-:func:`recover` puts every backup back and removes every file that was placed (a planned path that
-had no backup did not exist before, and the lock kept everyone else out, so whatever is there now
-is ours); once it says ``committed`` the new state stands and only the folder is removed. A
-transaction folder without a journal never touched the environment and is simply deleted. The
-lock (``flock`` on ``{prefix}/.fitwheel/lock``) serialises fitwheel processes on one environment.
+:func:`recover` puts every backup back and removes every file and folder that was placed (a
+planned path that had no backup did not exist before, and the lock kept everyone else out, so
+whatever is there now is ours); once it says ``committed`` the new state stands and only the
+folder is removed. A transaction folder without a journal never touched the environment and is
+simply deleted. Recovery trusts no path of a journal: it acts only on paths inside the
+environment (never on its scheme folders themselves) and on backups inside the transaction's
+own folder, and ignores a journal that names anything else. The lock (``flock`` on
+``{prefix}/.fitwheel/lock``) serialises fitwheel processes on one environment.
+
+SIGTERM and SIGINT become :class:`KeyboardInterrupt` for a whole install (:func:`interruptible`):
+a transaction not yet committing is dropped, one committing rolls back, and while rolling back or
+finishing the signal waits (:func:`deferred`).
 """
 
 from __future__ import annotations
@@ -125,15 +143,42 @@ class LinkGroup:
         self.top = [n for n in names if "/" not in n] if top is None else top
 
 
+class Entry:
+    """A folder put in place whole: built complete at ``build`` (in the transaction folder, on
+    the same filesystem) and moved to ``final`` with one rename; what stood at ``final`` goes to
+    ``backup`` first, with one rename too. ``build`` None: the folder is only moved aside;
+    ``backup`` None: nothing stood there."""
+
+    __slots__ = ("backup", "build", "final")
+
+    def __init__(self, final: str, build: str | None, backup: str | None) -> None:
+        self.final = final
+        self.build = build
+        self.backup = backup
+
+    def __repr__(self) -> str:
+        return f"Entry({self.final!r}, {self.build!r}, {self.backup!r})"
+
+    def to_json(self) -> list[str | None]:
+        return [self.final, self.build, self.backup]
+
+
 class Transaction:
     def __init__(self, prefix: Path, link_mode: str = "hardlink") -> None:
         self.prefix = prefix
         #: "hardlink" (falling back to a copy across filesystems) or "copy"
         self.link_mode = link_mode
         self.operations: list[Operation] = []
+        #: trees linked straight into folders that exist already, and into ``build``
         self.groups: list[LinkGroup] = []
+        self.build_groups: list[LinkGroup] = []
+        #: (staged, build path) of staged files that go into a folder being built
+        self.build_moves: list[tuple[str, str]] = []
+        self.entries: list[Entry] = []
         self.created_dirs: list[str] = []
         self.backed_up: list[tuple[str, str]] = []
+        #: every final path that exists already and is replaced (not merely removed)
+        self.replaced: list[str] = []
         #: (final, backup) of linked files whose folder exists already (the others need no
         #: undo of their own: their folders are removed whole)
         self._journal_linked: list[tuple[str, str | None]] = []
@@ -163,74 +208,169 @@ class Transaction:
         placed: Mapping[str, str],
         removed: Iterable[str],
         groups: Sequence[LinkGroup] = (),
+        *,
+        whole: Iterable[str] = (),
     ) -> None:
         """Files to put in place (final path -> staged path), trees to link, and files to
         remove. A path both staged and linked gets the staged file; one linked by two groups,
-        the later group's."""
+        the later group's. ``whole``: the folders (``site-packages``) whose top-level folders
+        are swapped whole when every file in them is removed."""
         groups = _without_overlaps(placed, groups)
-        linked_finals: set[str] = set()
-        if removed:
-            linked_finals = {g.dst + n for g in groups for n in g.names}
-        backup_root = os.path.join(str(self.folder), "backup")
+        owned = set(removed)
+        removed_set = set(owned)
+        if removed_set:
+            removed_set -= placed.keys()
+            removed_set -= {g.dst + n for g in groups for n in g.names}
+        folder = str(self.folder)
+        backup_root = os.path.join(folder, "backup")
+        build_root = os.path.join(folder, "build")
+        try:
+            txn_dev = os.stat(folder).st_dev
+        except OSError:
+            txn_dev = -1
         count = 0
-        ops: list[Operation] = []
-        for final in sorted(set(removed) - placed.keys() - linked_finals):
-            if _exists(final) and not os.path.isdir(final):
-                count += 1
-                ops.append(Operation(final, os.path.join(backup_root, str(count)), None))
-        # Whether each folder exists, asked once: a file in a folder this transaction creates
-        # cannot exist yet, so most files of a new package cost no system call here.
-        is_dir: dict[str, bool] = {}
+
+        def next_backup() -> str:
+            nonlocal count
+            count += 1
+            return os.path.join(backup_root, str(count))
+
+        # top-level folders of site-packages that belong wholly to what is replaced
+        swapped: set[str] = set()
+        if owned:
+            for root in whole:
+                base = os.path.abspath(root) + os.sep
+                tops = {
+                    f[len(base) :].partition(os.sep)[0]
+                    for f in owned
+                    if f.startswith(base) and os.sep in f[len(base) :]
+                }
+                for top in sorted(tops):
+                    path = base + top
+                    if _wholly_owned(path, owned):
+                        swapped.add(path)
+        # folder -> "" (it exists: files go in one by one) or the new (or swapped) folder
+        # above it that is built whole; asked once per folder
+        state: dict[str, str] = {}
+        created: set[str] = set()
+
+        def entry_of(path: str) -> str:
+            known = state.get(path)
+            if known is not None:
+                return known
+            if path in swapped:
+                result = path
+            else:
+                parent = os.path.dirname(path)
+                above = "" if parent == path else entry_of(parent)
+                if above or parent in created:
+                    result = above
+                    if parent in created:
+                        created.add(path)
+                elif os.path.isdir(path):
+                    result = ""
+                elif _exists(path):
+                    raise TransactionError(f"cannot install a folder over the file {path}.")
+                elif _same_device(parent, txn_dev):
+                    result = path
+                else:
+                    # another filesystem than the transaction folder: no rename can move a
+                    # folder built there, so its files go in one by one
+                    created.add(path)
+                    result = ""
+            state[path] = result
+            return result
 
         def backup_for(final: str) -> str | None:
-            nonlocal count
             if not _exists(final):
                 return None
             if os.path.isdir(final) and not os.path.islink(final):
                 raise TransactionError(f"cannot install a file over the folder {final}.")
-            count += 1
-            return os.path.join(backup_root, str(count))
+            self.replaced.append(final)
+            return next_backup()
 
+        ops: list[Operation] = []
+        in_swapped = tuple(p + os.sep for p in swapped)
+        for final in sorted(removed_set):
+            if in_swapped and final.startswith(in_swapped):
+                continue
+            if _exists(final) and not os.path.isdir(final):
+                ops.append(Operation(final, next_backup(), None))
+        entries: set[str] = set()  # the folders built whole (those that get files)
+        self.replaced = []
+        build_moves: list[tuple[str, str]] = []
         for final, staged in sorted(placed.items()):
             parent = os.path.dirname(final)
-            exists = is_dir.get(parent)
-            if exists is None:
-                exists = is_dir[parent] = os.path.isdir(parent)
-            ops.append(Operation(final, backup_for(final) if exists else None, staged))
+            entry = entry_of(parent)
+            if entry:
+                entries.add(entry)
+                build_moves.append((staged, build_root + final))
+            else:
+                exists = parent not in created
+                ops.append(Operation(final, backup_for(final) if exists else None, staged))
         journal_linked: list[tuple[str, str | None]] = []
         self.backed_up = []
+        direct: list[LinkGroup] = []
+        built: list[LinkGroup] = []
         for group in groups:
             root = group.dst.rstrip(os.sep) or os.sep
-            root_exists = is_dir.get(root)
-            if root_exists is None:
-                root_exists = is_dir[root] = os.path.isdir(root)
-            # relative folder -> exists; the names' folders come parents first
-            here: dict[str, bool] = {"": root_exists}
+            top_entry = entry_of(root)
+            if top_entry:
+                entries.add(top_entry)
+                built.append(LinkGroup(build_root + group.dst, group.src, group.names, []))
+                continue
+            # relative folder -> the folder built whole that holds it ("" when none)
+            here: dict[str, str] = {"": ""}
             for rel in group.dirs:
-                parent = rel.rpartition("/")[0]
-                exists = here[parent] and os.path.isdir(group.dst + rel)
-                here[rel] = exists
-                is_dir[group.dst + rel] = exists
-            # when no folder below dst exists yet, only the files directly in it may
-            names = group.names if any(here[d] for d in group.dirs) else group.top
-            for name in names:
-                if here[name.rpartition("/")[0]]:
-                    final = group.dst + name
-                    backup = backup_for(final)
-                    journal_linked.append((final, backup))
-                    if backup is not None:
-                        self.backed_up.append((final, backup))
-        self.groups = list(groups)
+                entry = entry_of(group.dst + rel)
+                here[rel] = entry
+                if entry:
+                    entries.add(entry)
+            fresh = root in created
+            direct_names: list[str] = []
+            built_names: list[str] = []
+            for name in group.names:
+                rel = name.rpartition("/")[0]
+                found = here.get(rel)
+                if found is None:  # a folder the group did not list
+                    found = here[rel] = entry_of(group.dst + rel)
+                    if found:
+                        entries.add(found)
+                if found:
+                    built_names.append(name)
+                    continue
+                direct_names.append(name)
+                final = group.dst + name
+                if fresh or (rel and group.dst + rel in created):
+                    continue  # a folder this transaction creates: nothing to back up
+                backup = backup_for(final)
+                journal_linked.append((final, backup))
+                if backup is not None:
+                    self.backed_up.append((final, backup))
+            if direct_names:
+                direct.append(LinkGroup(group.dst, group.src, direct_names, []))
+            if built_names:
+                built.append(LinkGroup(build_root + group.dst, group.src, built_names, []))
+        planned: list[Entry] = []
+        for path in sorted(entries | swapped, key=_entry_order):
+            backup = next_backup() if path in swapped else None
+            # a swapped folder that gets nothing new is only moved aside
+            build = build_root + path if path in entries else None
+            planned.append(Entry(path, build, backup))
+        self.groups = direct
+        self.build_groups = built
+        self.build_moves = build_moves
+        self.entries = planned
         self._journal_linked = journal_linked
         self.operations = ops
-        self.created_dirs = _missing_dirs(is_dir)
+        self.created_dirs = sorted(created, key=len)
         if count:
             os.makedirs(backup_root, exist_ok=True)
 
     def commit(self, *, hook: Any = None) -> None:
         """Apply the plan; on any failure (or SIGTERM/SIGINT) undo it and re-raise.
 
-        ``hook`` (tests) is called after each rename with its operation, and with None once the
+        ``hook`` (tests) is called after each step with its operation, and with None once the
         journal says committed."""
         journal = {
             "state": "prepared",
@@ -238,43 +378,109 @@ class Transaction:
             # the cached source is not needed to undo a link, only the paths
             "linked": self._journal_linked,
             "created_dirs": self.created_dirs,
+            "entries": [e.to_json() for e in self.entries],
         }
         _write_journal(self.folder, journal)
-        previous = _defer_signals()
-        try:
-            for op in self.operations:
-                if op.backup is not None:
-                    _move(op.final, op.backup)
-                if hook is not None:
-                    hook(op)
-            for final, backup in self.backed_up:
-                _move(final, backup)
-                if hook is not None:
-                    hook(Operation(final, backup, None))
-            made: set[str] = set()
-            for op in self.operations:
-                if op.staged is not None:
-                    parent = os.path.dirname(op.final)
+
+        def step(op: Operation | None) -> None:
+            if hook is not None:
+                hook(op)
+            _checkpoint()
+
+        # interruptible here too: a commit outside an install (uninstall, sync) rolls back on
+        # SIGTERM and SIGINT as well
+        with interruptible(), deferred():
+            try:
+                _checkpoint()
+                # 2. the new folders, complete, out of sight
+                made: set[str] = set()
+                for staged, target in self.build_moves:
+                    parent = os.path.dirname(target)
                     if parent not in made:
                         os.makedirs(parent, exist_ok=True)
                         made.add(parent)
-                    _move(op.staged, op.final, parents=False)
-                if hook is not None:
-                    hook(op)
-            _place_all(self.groups, self.link_mode, hook)
-            _mark_committed(self.folder)
+                    os.rename(staged, target)
+                    step(Operation(target, None, staged))
+                _place_all(self.build_groups, self.link_mode, step if hook else None)
+                _checkpoint()
+                # 3. files in folders that exist already, one by one
+                for op in self.operations:
+                    if op.backup is not None:
+                        _move(op.final, op.backup)
+                        step(op)
+                for final, backup in self.backed_up:
+                    _move(final, backup)
+                    step(Operation(final, backup, None))
+                made = set()
+                for op in self.operations:
+                    if op.staged is not None:
+                        parent = os.path.dirname(op.final)
+                        if parent not in made:
+                            os.makedirs(parent, exist_ok=True)
+                            made.add(parent)
+                        _move(op.staged, op.final, parents=False)
+                        step(op)
+                _place_all(self.groups, self.link_mode, step if hook else None, self._scratch())
+                _checkpoint()
+                # 4. whole folders: one rename aside, one rename in, .dist-info last
+                for entry in self.entries:
+                    if entry.backup is not None:
+                        os.rename(entry.final, entry.backup)
+                        step(Operation(entry.final, entry.backup, None))
+                    if entry.build is not None:
+                        os.rename(entry.build, entry.final)
+                        step(Operation(entry.final, None, entry.build))
+                _mark_committed(self.folder)
+            except BaseException:
+                rollback(self.folder)
+                raise
             if hook is not None:
                 hook(None)
-        except BaseException:
-            rollback(self.folder)
-            raise
-        finally:
-            _restore_signals(previous)
-        _finish(self.folder, [op.final for op in self.operations if op.staged is None])
+            _finish(self.folder, [op.final for op in self.operations if op.staged is None])
+
+    def _scratch(self) -> str | None:
+        """Where files copied into shared folders are made first (the transaction folder, on
+        the environment's filesystem), when any are."""
+        if not self.groups:
+            return None
+        folder = os.path.join(self.folder, "copies")
+        os.makedirs(folder, exist_ok=True)
+        return folder
 
     def abandon(self) -> None:
         """Drop a transaction that never started committing."""
-        _discard(self.folder)
+        with deferred():
+            _discard(self.folder)
+
+
+def _entry_order(path: str) -> tuple[bool, str]:
+    """Folders of code first, ``.dist-info`` folders last: a distribution shows up only once
+    its files are there."""
+    return (path.endswith(".dist-info"), path)
+
+
+def _same_device(folder: str, dev: int) -> bool:
+    try:
+        return os.stat(folder).st_dev == dev
+    except OSError:
+        return False
+
+
+def _wholly_owned(path: str, owned: set[str]) -> bool:
+    """Whether every file below the folder ``path`` is in ``owned`` (byte-code aside)."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        return False
+    for folder, dirs, files in os.walk(path):
+        cache = os.path.basename(folder) == "__pycache__"
+        for name in files:
+            full = os.path.join(folder, name)
+            if full not in owned and not (cache and name.endswith(".pyc")):
+                return False
+        for name in dirs:
+            full = os.path.join(folder, name)
+            if os.path.islink(full) and full not in owned:
+                return False
+    return True
 
 
 def _missing_dirs(is_dir: Mapping[str, bool]) -> list[str]:
@@ -319,14 +525,17 @@ def _without_overlaps(placed: Mapping[str, str], groups: Sequence[LinkGroup]) ->
 _THREADED_FILES = 2000
 
 
-def _place_all(groups: list[LinkGroup], link_mode: str, hook: Any) -> None:
+def _place_all(
+    groups: list[LinkGroup], link_mode: str, hook: Any, scratch: str | None = None
+) -> None:
     """Link (or copy) every file of ``groups`` into place, creating folders as needed (in the
-    worker threads too: creating a folder waits on the file system as linking does)."""
+    worker threads too: creating a folder waits on the file system as linking does).
+    ``scratch``: where copies are made before they take their place."""
     total = sum(len(g.names) for g in groups)
     workers = min(4, os.cpu_count() or 1)
     if hook is not None or workers < 2 or total < _THREADED_FILES:
         for group in groups:
-            _place_names(group.dst, group.src, group.names, link_mode, hook)
+            _place_names(group.dst, group.src, group.names, link_mode, hook, scratch)
         return
     import functools
 
@@ -339,14 +548,19 @@ def _place_all(groups: list[LinkGroup], link_mode: str, hook: Any) -> None:
         for start in range(0, len(group.names), size):
             chunk = group.names[start : start + size]
             targets.append(
-                functools.partial(_place_names, group.dst, group.src, chunk, link_mode, None)
+                functools.partial(
+                    _place_names, group.dst, group.src, chunk, link_mode, None, scratch
+                )
             )
     run_threads(targets)
 
 
-def _place_names(dst: str, src: str, names: list[str], link_mode: str, hook: Any) -> None:
+def _place_names(
+    dst: str, src: str, names: list[str], link_mode: str, hook: Any, scratch: str | None = None
+) -> None:
     """Once a link fails for a reason other than an existing file (another filesystem, links
-    not allowed there), the rest are copied."""
+    not allowed there), the rest are copied (through ``scratch``, when given, so that each
+    appears whole)."""
     try_link = link_mode == "hardlink"
     made: set[str] = set()
     for name in names:
@@ -361,7 +575,7 @@ def _place_names(dst: str, src: str, names: list[str], link_mode: str, hook: Any
                 os.makedirs(dst + folder, exist_ok=True)
             made.add(folder)
         # a copy keeps the executable bits, which the cached file has
-        try_link = link_or_copy(src + name, dst + name, link=try_link)
+        try_link = link_or_copy(src + name, dst + name, link=try_link, scratch=scratch)
         if hook is not None:
             hook(Operation(dst + name, None, src + name))
 
@@ -410,17 +624,105 @@ def _finish(folder: Path, removed: list[str] | None = None) -> None:
     _prune_empty_parents([Path(final) for final in removed])
 
 
-def rollback(folder: Path) -> None:
-    """Undo a ``prepared`` transaction (idempotent: safe to repeat after a crash)."""
-    data = _journal(folder)
-    if data.get("state") == "prepared":
+class _Bounds:
+    """Which paths a journal may name: files and folders inside the environment (but not its
+    scheme folders, nor fitwheel's state), and backups inside the transaction's own folder."""
+
+    def __init__(self, prefix: Path, folder: Path, scheme: Iterable[str]) -> None:
+        self.prefix = os.path.realpath(prefix)
+        self.own = os.path.realpath(folder)
+        self.state = os.path.join(self.prefix, STATE_DIR)
+        kept = {self.prefix}
+        # without the scheme: the folders every environment has
+        for name in ("bin", "Scripts", "lib", "lib64", "Lib"):
+            kept.add(os.path.join(self.prefix, name))
+        for root in scheme:
+            path = os.path.realpath(root)
+            while path.startswith(self.prefix + os.sep) and path not in kept:
+                kept.add(path)
+                path = os.path.dirname(path)
+        #: folders that must never be removed whole (the scheme folders and those above them)
+        self.kept = kept
+
+    @staticmethod
+    def _real(path: object) -> str | None:
+        if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+            return None
+        if os.path.normpath(path) != path.rstrip(os.sep) and path != os.sep:
+            return None  # '..' or '.' parts
+        return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+    def target(self, path: object, *, folder: bool = False) -> bool:
+        real = self._real(path)
+        if real is None or not real.startswith(self.prefix + os.sep):
+            return False
+        if real == self.state or real.startswith(self.state + os.sep):
+            return False
+        if folder and os.path.basename(real) in ("site-packages", "dist-packages"):
+            return False
+        return not (folder and real in self.kept)
+
+    def own_path(self, path: object) -> bool:
+        real = self._real(path)
+        return real is not None and real.startswith(self.own + os.sep)
+
+    def optional_own(self, path: object) -> bool:
+        return path is None or self.own_path(path)
+
+
+def _trusted(data: Mapping[str, Any], bounds: _Bounds) -> bool:
+    """Whether every path of a journal is one recovery may act on."""
+    try:
+        for final, backup, staged in data.get("operations", []):
+            if not (
+                bounds.target(final) and bounds.optional_own(backup) and bounds.optional_own(staged)
+            ):
+                return False
+        for final, backup in data.get("linked", []):
+            if not (bounds.target(final) and bounds.optional_own(backup)):
+                return False
+        for created in data.get("created_dirs", []):
+            if not bounds.target(created, folder=True):
+                return False
+        for final, build, backup in data.get("entries", []):
+            if not (
+                bounds.target(final, folder=True)
+                and bounds.optional_own(build)
+                and bounds.optional_own(backup)
+            ):
+                return False
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def rollback(folder: Path, scheme: Iterable[str] = ()) -> bool:
+    """Undo a ``prepared`` transaction (idempotent: safe to repeat after a crash). A journal
+    that names a path outside the environment is not acted on: False then."""
+    with deferred():
+        data = _journal(folder)
+        if data.get("state") != "prepared":
+            _discard(folder)
+            return True
+        if not _trusted(data, _Bounds(folder.parent.parent, folder, scheme)):
+            _discard(folder)
+            return False
+        for final_s, _build_s, backup_s in reversed(data.get("entries", [])):
+            if backup_s is None:
+                # a new folder: whatever stands there is ours
+                if _exists(final_s):
+                    _remove_tree(final_s)
+            elif _exists(backup_s):
+                if _exists(final_s):
+                    _remove_tree(final_s)
+                os.rename(backup_s, final_s)
         for final_s, backup_s in reversed(data.get("linked", [])):
             if backup_s is not None:
                 if _exists(backup_s):
                     _move(backup_s, final_s)
             elif _exists(final_s):
                 os.unlink(final_s)
-        for final_s, backup_s, staged_s in reversed(data["operations"]):
+        for final_s, backup_s, staged_s in reversed(data.get("operations", [])):
             final = Path(final_s)
             if backup_s is not None:
                 if _exists(Path(backup_s)):
@@ -430,47 +732,116 @@ def rollback(folder: Path) -> None:
         # a folder that did not exist when the transaction was planned holds only what it
         # placed there (the lock kept everyone else out): it goes whole, parents first
         for created in sorted(data.get("created_dirs", []), key=len):
-            shutil.rmtree(created, ignore_errors=True)
-    _discard(folder)
+            _remove_tree(created)
+        _discard(folder)
+    return True
 
 
-def recover(prefix: Path) -> list[str]:
+def _remove_tree(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def recover(prefix: Path, scheme: Iterable[str] = ()) -> list[str]:
     """Finish or undo transactions that a killed process left behind (call with the lock held).
+    ``scheme``: the environment's install folders, which recovery never removes whole.
 
     Returns one line per transaction dealt with, for the user."""
     root = state_dir(prefix)
     notes: list[str] = []
     if not root.is_dir():
         return notes
-    for folder in sorted(root.glob("txn-*")):
-        state = _journal(folder).get("state")
-        if state == "prepared":
-            rollback(folder)
-            notes.append(f"rolled back an interrupted install ({folder.name})")
-        elif state == "committed":
-            _finish(folder)
-            notes.append(f"finished an interrupted install ({folder.name})")
-        else:
-            _discard(folder)
+    scheme = list(scheme)
+    with deferred():
+        for folder in sorted(root.glob("txn-*")):
+            state = _journal(folder).get("state")
+            if state == "prepared":
+                if rollback(folder, scheme):
+                    notes.append(f"rolled back an interrupted install ({folder.name})")
+                else:
+                    notes.append(
+                        f"ignored the journal {folder / JOURNAL}: it names paths outside "
+                        f"{prefix}, which fitwheel never writes; nothing was changed"
+                    )
+            elif state == "committed":
+                _finish_trusted(folder, prefix, scheme)
+                notes.append(f"finished an interrupted install ({folder.name})")
+            else:
+                _discard(folder)
     return notes
 
 
-def _defer_signals() -> dict[int, Any]:
-    """Turn SIGTERM into KeyboardInterrupt while renames run, so that commit() rolls back."""
-    previous: dict[int, Any] = {}
-    if sys.platform == "win32" or not _main_thread():
-        return previous
+def _finish_trusted(folder: Path, prefix: Path, scheme: Iterable[str]) -> None:
+    bounds = _Bounds(prefix, folder, scheme)
+    removed = [
+        final
+        for final, _b, staged in _journal(folder).get("operations", [])
+        if staged is None and bounds.target(final)
+    ]
+    _finish(folder, removed)
 
-    def interrupt(signum: int, frame: FrameType | None) -> None:
+
+class _Signals:
+    """SIGTERM and SIGINT as KeyboardInterrupt (see :func:`interruptible`)."""
+
+    depth = 0
+    deferring = 0
+    pending = False
+    previous: dict[int, Any] = {}  # noqa: RUF012 - one process-wide state
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    if _Signals.deferring:
+        _Signals.pending = True
+        return
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """For the block, SIGTERM and SIGINT raise KeyboardInterrupt (so that every ``finally``
+    and rollback runs) except inside :func:`deferred` blocks, where they wait for the next
+    :func:`_checkpoint`. Nested blocks share one installation of the handler."""
+    install = _Signals.depth == 0 and sys.platform != "win32" and _main_thread()
+    if install:
+        _Signals.previous = {
+            signal.SIGTERM: signal.signal(signal.SIGTERM, _on_signal),
+            signal.SIGINT: signal.signal(signal.SIGINT, _on_signal),
+        }
+        _Signals.pending = False
+    _Signals.depth += 1
+    try:
+        yield
+        if install and _Signals.pending:
+            _Signals.pending = False
+            raise KeyboardInterrupt
+    finally:
+        _Signals.depth -= 1
+        if install:
+            for signum, handler in _Signals.previous.items():
+                signal.signal(signum, handler)
+            _Signals.previous = {}
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """A block that a signal does not interrupt (rolling back, finishing, placing files from
+    several threads): the signal waits for the next :func:`_checkpoint`."""
+    _Signals.deferring += 1
+    try:
+        yield
+    finally:
+        _Signals.deferring -= 1
+
+
+def _checkpoint() -> None:
+    """Where a commit may stop: raise the signal that arrived meanwhile."""
+    if _Signals.pending:
+        _Signals.pending = False
         raise KeyboardInterrupt
-
-    previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, interrupt)
-    return previous
-
-
-def _restore_signals(previous: dict[int, Any]) -> None:
-    for signum, handler in previous.items():
-        signal.signal(signum, handler)
 
 
 def _main_thread() -> bool:

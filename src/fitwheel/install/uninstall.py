@@ -123,7 +123,7 @@ def uninstall(
     from fitwheel.variants.names import canonicalize_name
 
     with environment_lock(env.prefix, notice=notice):
-        notes = recover(env.prefix)
+        notes = recover(env.prefix, env.scheme.values())
         inventory = read_inventory(env.site_dirs)
         removals: list[Removal] = []
         missing: list[str] = []

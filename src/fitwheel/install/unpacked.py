@@ -9,9 +9,10 @@ urlsafe base64, size) and a manifest with the install layout worked out once
 their RECORD lines, and the members of the ``.data`` folders). Installing from the cache
 then reads one small file and loops over nothing in Python that the kernel does not do anyway.
 
-Later runs trust the entry, as a content-addressed cache may; :class:`UnpackedCache` with
-``verify=True`` (``install --force-reinstall``) checks every file's size first, which catches a
-file edited in place through a hard link, and unpacks the wheel afresh when one differs.
+Every install checks each file's size first, which catches a truncated file or one edited in
+place through a hard link; :class:`UnpackedCache` with ``verify=True`` (``install
+--force-reinstall``) hashes every file too. A damaged entry is unpacked afresh and replaced with
+one rename, never under another process that links from it (see :class:`UnpackedCache`).
 :mod:`fitwheel.install.linked` turns that manifest into an install plan whose files the
 transaction hard-links (or copies) into place.
 
@@ -21,16 +22,20 @@ installing from the cache starts fast.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from fitwheel.errors import FitwheelError
+from fitwheel.fs import locked, storage_error
 from fitwheel.install.precreate import Precreator
-from fitwheel.wheel.record import record_line
+from fitwheel.wheel.record import b64, record_line
 
 MANIFEST = "fitwheel-unpacked.json"
 MEMBERS = "fitwheel-members.json"
@@ -187,14 +192,30 @@ def layout(
 
 
 class UnpackedCache:
+    """Unpacked wheels by sha256, shared by every process using the cache.
+
+    An entry is used under a shared lock (``{sha}.lock`` beside it), held until :meth:`close`,
+    so that no process replaces it while another links from it. An entry is checked before use
+    (every file's size; with ``verify``, every file's hash too); a missing or damaged one is
+    unpacked afresh into a private folder and moved in with one rename under the exclusive
+    lock, after checking again that nobody put a good one there meanwhile. When the exclusive
+    lock is not free at once (others are using the entry), the fresh copy is used privately
+    by this process and removed by :meth:`close`."""
+
     def __init__(self, root: Path, *, verify: bool = False) -> None:
         self.root = root
         self.verify = verify
         # one process often asks twice (unpack after download, then install): load once
         self._loaded: dict[str, UnpackedWheel] = {}
+        self._held: dict[str, locked] = {}
+        self._private: list[Path] = []
+        self._guard = threading.Lock()
 
     def folder(self, sha256: str) -> Path:
         return self.root / sha256[:2] / sha256
+
+    def lock_path(self, sha256: str) -> Path:
+        return self.root / sha256[:2] / f"{sha256}.lock"
 
     def has(self, sha256: str) -> bool:
         return (self.folder(sha256) / MANIFEST).is_file()
@@ -206,6 +227,23 @@ class UnpackedCache:
         tmp.mkdir(parents=True)
         return Precreator(tmp, **options)
 
+    def close(self) -> None:
+        """Release the entries this process used (and remove its private copies)."""
+        with self._guard:
+            held, self._held = self._held, {}
+            private, self._private = self._private, []
+            self._loaded = {}
+        for lock in held.values():
+            lock.release()
+        for folder in private:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def __enter__(self) -> UnpackedCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def get(self, wheel: Path, sha256: str, prepared: Precreator | None = None) -> UnpackedWheel:
         """The unpacked form of ``wheel`` (whose content hash is ``sha256``), unpacking it once
         (into ``prepared``'s folder when given)."""
@@ -215,58 +253,187 @@ class UnpackedCache:
                 prepared.discard()
             return known
         folder = self.folder(sha256)
-        manifest = self._load(folder)
-        if prepared is not None and (manifest is not None or prepared.tainted):
+        lock = locked(self.lock_path(sha256), shared=True)
+        lock.__enter__()
+        with contextlib.suppress(OSError):
+            os.utime(lock.path)  # when it was last used (``fitwheel cache prune``)
+        try:
+            manifest = self._load(folder)
+            if manifest is None:
+                lock.release()
+                folder, manifest, lock = self._unpack(wheel, sha256, prepared)
+                prepared = None
+        except BaseException:
+            lock.release()
+            raise
+        if prepared is not None:
             prepared.discard()
-            prepared = None
-        if manifest is None:
-            if prepared is not None:
-                tmp = prepared.folder
-            else:
-                tmp = self.root / "tmp" / os.urandom(16).hex()
-                tmp.mkdir(parents=True)
-            try:
-                try:
-                    from fitwheel.install.unpacking import unpack
-
-                    manifest = unpack(wheel, tmp)
-                finally:
-                    if prepared is not None:
-                        prepared.close()
-                (tmp / MANIFEST).write_text(json.dumps(manifest.to_json()))
-                folder.parent.mkdir(parents=True, exist_ok=True)
-                shutil.rmtree(folder, ignore_errors=True)  # a damaged earlier copy
-                try:
-                    os.rename(tmp, folder)
-                except OSError:
-                    # another process unpacked the same wheel first; theirs is as good
-                    manifest = self._load(folder)
-                    if manifest is None:
-                        raise
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
-        unpacked = self._loaded[sha256] = UnpackedWheel(folder, manifest)
+        with self._guard:
+            previous = self._held.get(sha256)
+            self._held[sha256] = lock
+            unpacked = self._loaded[sha256] = UnpackedWheel(folder, manifest)
+        if previous is not None:
+            previous.release()
         return unpacked
 
+    def _unpack(
+        self, wheel: Path, sha256: str, prepared: Precreator | None
+    ) -> tuple[Path, CachedLayout, locked]:
+        """Unpack ``wheel`` afresh; returns the folder to use, its layout and the lock held."""
+        if prepared is not None and prepared.tainted:
+            prepared.discard()
+            prepared = None
+        if prepared is not None:
+            tmp = prepared.folder
+        else:
+            tmp = self.root / "tmp" / os.urandom(16).hex()
+            tmp.mkdir(parents=True)
+        folder = self.folder(sha256)
+        try:
+            try:
+                from fitwheel.install.unpacking import unpack
+
+                manifest = unpack(wheel, tmp)
+            except OSError as exc:
+                full = storage_error(
+                    exc,
+                    "the unpacked-wheel cache",
+                    self.root,
+                    "free some space there or choose another cache with --cache-dir",
+                )
+                if full is None:
+                    raise
+                raise full from exc
+            finally:
+                if prepared is not None:
+                    prepared.close()
+            (tmp / MANIFEST).write_text(json.dumps(manifest.to_json()))
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            lock = locked(self.lock_path(sha256), wait=False)
+            if not lock.__enter__():
+                # others use the entry (or are putting theirs in place): ours stays private
+                with self._guard:
+                    self._private.append(tmp)
+                return tmp, manifest, locked(self.lock_path(sha256), shared=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        aside: Path | None = None
+        try:
+            theirs = self._load(folder)
+            if theirs is not None:
+                # another process put a good copy in place meanwhile: keep it
+                shutil.rmtree(tmp, ignore_errors=True)
+                manifest = theirs
+            else:
+                if os.path.lexists(folder):
+                    # really damaged: moved aside whole (one rename), removed after
+                    aside = self.root / "tmp" / f"{os.urandom(16).hex()}-damaged"
+                    os.rename(folder, aside)
+                os.rename(tmp, folder)
+            lock.share()
+        except BaseException:
+            lock.release()
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
+        return folder, manifest, lock
+
     def _load(self, folder: Path) -> CachedLayout | None:
+        """The entry's layout, or None when it is missing or damaged: a file whose size is
+        not its member's (truncated, or changed in place through a hard link from an
+        environment); with ``verify``, a file whose content does not hash to its member's."""
         try:
             data = CachedLayout.from_json(json.loads((folder / MANIFEST).read_text()))
         except (OSError, ValueError):
             return None
         if data is None:
             return None
-        if self.verify:
-            base = os.path.join(folder, "files") + os.sep
-            stat_of = os.stat
-            try:
-                for member in _read_members(folder):
-                    # a file changed in place (through a hard link from an environment)
-                    # usually changes size
-                    if stat_of(base + member.name).st_size != member.size:
-                        return None
-            except (OSError, ValueError):
-                return None
-        return data
+        if not self.verify:
+            # the install path: one stat per file, no more Python per member than that
+            return data if _sizes_match(folder) else None
+        try:
+            members = _read_members(folder)
+        except (OSError, ValueError):
+            return None
+        return data if check_members(folder, members, hashes=True) is None else None
+
+
+def _sizes_match(folder: Path) -> bool:
+    """Whether every member file of the entry is there with its size (a member list that is
+    not a list of rows counts as damaged)."""
+    base = os.path.join(folder, "files") + os.sep
+    try:
+        with open(os.path.join(folder, MEMBERS), "rb") as handle:
+            rows = json.loads(handle.read())
+        if not isinstance(rows, list):
+            return False
+    except (OSError, ValueError):
+        return False
+    if len(rows) < _THREADED_CHECK:
+        return _rows_match(base, rows)
+    # a stat waits on the file system, not on Python: several threads share a big wheel's
+    from fitwheel.threads import run_threads
+
+    size = -(-len(rows) // _CHECK_THREADS)
+    results: list[bool] = []
+
+    def check(chunk: list[Any]) -> None:
+        results.append(_rows_match(base, chunk))
+
+    run_threads(
+        [
+            functools.partial(check, rows[start : start + size])
+            for start in range(0, len(rows), size)
+        ]
+    )
+    return all(results)
+
+
+#: members above which several threads check the sizes
+_THREADED_CHECK = 2000
+_CHECK_THREADS = 4
+
+
+def _rows_match(base: str, rows: list[Any]) -> bool:
+    stat_of = os.stat
+    try:
+        for name, _executable, _digest, size in rows:
+            if stat_of(base + name).st_size != size:
+                return False
+    except (OSError, ValueError, TypeError):
+        return False
+    return True
+
+
+def check_members(folder: Path, members: list[CachedMember], *, hashes: bool) -> str | None:
+    """The first member of the entry ``folder`` that is missing, of the wrong size or (with
+    ``hashes``) of the wrong content, with what is wrong; None when all are right."""
+    base = os.path.join(folder, "files") + os.sep
+    stat_of = os.stat
+    try:
+        for member in members:
+            size = stat_of(base + member.name).st_size
+            if size != member.size:
+                return f"{member.name} has {size} bytes where it should have {member.size}"
+    except OSError as exc:
+        return f"{exc.filename}: {exc.strerror}"
+    if not hashes:
+        return None
+    import hashlib
+
+    for member in members:
+        digest = hashlib.sha256()
+        try:
+            with open(base + member.name, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
+        except OSError as exc:
+            return f"{member.name}: {exc.strerror}"
+        if b64(digest.digest()) != member.sha256:
+            return f"{member.name} does not match its hash"
+    return None
 
 
 def _read_members(folder: Path) -> list[CachedMember]:

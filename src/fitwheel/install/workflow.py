@@ -31,7 +31,7 @@ from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
 from fitwheel.install.precreate import Precreator
 from fitwheel.install.resolved import Resolved
-from fitwheel.install.transaction import environment_lock, recover
+from fitwheel.install.transaction import environment_lock, interruptible, recover
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.integrity import HashMismatchError, HashRequiredError
 from fitwheel.platform.profile import Profile
@@ -78,6 +78,7 @@ class InstallRequest:
         compile_bytecode: bool = False,
         jobs: int = 4,
         link_mode: str = "hardlink",
+        allow_overwrite: bool = False,
         break_system_packages: bool = False,
         cert: str | None = None,
         no_cache: bool = False,
@@ -120,6 +121,8 @@ class InstallRequest:
         self.jobs = jobs
         #: install from unpacked wheels in the cache by linking ("hardlink") or copying ("copy")
         self.link_mode = link_mode
+        #: let a wheel replace another installed distribution's files
+        self.allow_overwrite = allow_overwrite
         self.break_system_packages = break_system_packages
         self.cert = cert
         #: use a temporary cache, removed at the end
@@ -272,12 +275,13 @@ def run_install(
     progress: Callable[[str, int], None] | None = None,
     notice: TextIO | None = None,
 ) -> InstallOutcome:
-    if not request.no_cache:
-        return _run_install(request, cache_dir(request), target, profile, progress, notice)
-    import tempfile
+    with interruptible():  # SIGTERM and SIGINT: every cleanup and rollback runs
+        if not request.no_cache:
+            return _run_install(request, cache_dir(request), target, profile, progress, notice)
+        import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="fitwheel-cache-") as tmp:
-        return _run_install(request, Path(tmp), target, profile, progress, notice)
+        with tempfile.TemporaryDirectory(prefix="fitwheel-cache-") as tmp:
+            return _run_install(request, Path(tmp), target, profile, progress, notice)
 
 
 def _check_configured_files(settings: PipSettings) -> None:
@@ -328,7 +332,9 @@ def _run_install(
     )
     with contextlib.ExitStack() as stack:
         fetcher = _Fetcher(request, session, layout, progress)
-        stack.callback(fetcher.close)
+        # on failure (or interrupt) the downloads and unpacking under way end before the
+        # cache is released (and, with --no-cache, removed); so too with --no-cache
+        stack.push(lambda kind, *_: fetcher.close(wait=kind is not None or request.no_cache))
         sources = _Sources(request, env, layout, fetcher, target, profile, notice)
         stack.callback(sources.close)
         user = _build_local_sources(user, sources)
@@ -440,7 +446,7 @@ def _run_locked(
         recovered: list[str] = []
         if not request.dry_run:
             stack.enter_context(environment_lock(env.prefix, notice=notice))
-            recovered = recover(env.prefix)
+            recovered = recover(env.prefix, env.scheme.values())
         outcome = _resolve_and_install(
             request, env, config, source, session, user, profile, fetcher, notice, sources
         )
@@ -465,7 +471,11 @@ class _Fetcher:
         self.unpacked = UnpackedCache(layout.unpacked, verify=request.force_reinstall)
         self.progress = progress
         self.downloader = Downloader(
-            session, layout.wheels, jobs=request.jobs, prepare=self._prepare
+            session,
+            layout.wheels,
+            jobs=request.jobs,
+            prepare=self._prepare,
+            unpacked=self.unpacked.has,
         )
 
     def _prepare(self, item: DownloadItem) -> Precreator | None:
@@ -492,8 +502,9 @@ class _Fetcher:
     def fetch_all(self, items: Sequence[DownloadItem]) -> list[Downloaded]:
         return self.downloader.fetch_all(items, self.progress, then=self._unpack)
 
-    def close(self) -> None:
-        self.downloader.close()
+    def close(self, *, wait: bool = False) -> None:
+        self.downloader.close(wait=wait)
+        self.unpacked.close()
 
 
 class _Sources:
@@ -797,5 +808,6 @@ def _resolve_and_install(
         link_mode=request.link_mode,
         notice=notice,
         lock=False,
+        allow_overwrite=request.allow_overwrite,
     )
     return outcome

@@ -204,7 +204,7 @@ def run_sync(
         notes: list[str] = []
         if not request.dry_run:
             stack.enter_context(environment_lock(env.prefix, notice=notice))
-            notes = recover(env.prefix)
+            notes = recover(env.prefix, env.scheme.values())
         installed = env.installed()
         files: list[SyncedFile] = []
         for package, wheel in selection.files:
