@@ -13,8 +13,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks demo
-	$(BIN)/ruff format --check src tests benchmarks demo
+	$(BIN)/ruff check src tests benchmarks demo tools
+	$(BIN)/ruff format --check src tests benchmarks demo tools
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

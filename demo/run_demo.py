@@ -10,7 +10,10 @@
 5. installs from the served index into a fresh virtual environment (``fitwheel install
    --explain`` with the H100 profile) and runs the installed module, which reports its build;
 6. installs with uv 0.13.8 as well (its built-in nvidia provider, told the same GPU), to show
-   that another variant-aware installer reads the same index the same way.
+   that another variant-aware installer reads the same index the same way;
+7. serves a stand-in of PyTorch's per-backend indexes (``BASE/cpu/``, ``BASE/cu130/``, ...) and
+   runs ``fitwheel install torch --torch-backend auto --dry-run`` against it: the cpu build on
+   this machine (when it has no GPU), the cu130 build for the H100 profile.
 
 Everything runs offline, on loopback, in a temporary folder; no GPU is needed.
 """
@@ -93,6 +96,39 @@ def _venv(path: Path) -> Path:
     else:
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
     return path / "bin" / "python"
+
+
+def _torch_backends(work: Path) -> None:
+    """Step 7: the per-backend indexes PyTorch publishes today, mirrored on loopback."""
+    sys.path.insert(0, str(HERE.parent))
+    from tests.kit.torch_mirror import build_torch_mirror
+
+    mirror = build_torch_mirror(work / "torch-mirror", ("2.9.0", "2.10.0"), variant_versions=())
+    with serve(mirror.root) as simple:
+        base = simple.removesuffix("/simple/")
+        _title(f"7. PyTorch's per-backend indexes, mirrored at {base}/whl/<backend>/")
+        python = _venv(work / "venv-torch")
+        common = [
+            *FITWHEEL,
+            "install",
+            "torch",
+            "--torch-backend",
+            "auto",
+            "--torch-index-url",
+            f"{base}/whl",
+            "--index-url",
+            mirror.default_index(base),
+            "--python",
+            str(python),
+            "--dry-run",
+        ]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "FITWHEEL_"))}
+        env["PIP_CONFIG_FILE"] = os.devnull
+        print("  this machine:")
+        _run([*common, "--explain"], env=env, check=False)
+        print("  an H100 on a driver for CUDA 13.0 (bundled profile):")
+        _run([*common, "--profile", str(PROFILE), "--explain"], env=env)
+        print("  make it the default on a machine: fitwheel config set torch-backend auto")
 
 
 def main() -> int:
@@ -179,6 +215,8 @@ def main() -> int:
                     env=env,
                 )
                 _run([str(python), "-m", "fitwheel_demo"])
+        if _has_command("install"):
+            _torch_backends(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"\ndemo finished in {time.monotonic() - started:.1f}s")

@@ -62,7 +62,9 @@ def _commands() -> list[tuple[list[str], list[str]]]:
             for word in path[1:]:
                 sub = next(a for a in leaf._actions if isinstance(a, argparse._SubParsersAction))
                 leaf = sub.choices[word]
-            found.append((path, _failing_args(leaf)))
+            rest = _failing_args(leaf)
+            if rest:  # a sub-command without inputs (``config list``) cannot be made to fail
+                found.append((path, rest))
     return found
 
 

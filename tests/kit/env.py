@@ -30,14 +30,16 @@ def make_venv(path: Path, *, via: Literal["uv", "venv"] = "uv") -> Path:
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """os.environ without the host's pip, uv and fitwheel settings, so that only the URLs a
-    command is given count (a machine's pip configuration can add find-links and indexes)."""
+    """os.environ without the host's pip, uv and fitwheel settings (variables and files), so
+    that only the URLs a command is given count (a machine's pip configuration can add
+    find-links and indexes; fitwheel's can set a torch backend)."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("PIP_", "UV_", "FITWHEEL_", "VIRTUAL_ENV", "PYTHONPATH"))
     }
     env["PIP_CONFIG_FILE"] = os.devnull
+    env["FITWHEEL_CONFIG"] = os.devnull  # no fitwheel settings file (user or site)
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env["UV_NO_CONFIG"] = "1"
     env.update(extra)

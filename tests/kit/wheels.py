@@ -183,12 +183,14 @@ def build_simple_index(
     metadata_files: bool = True,
     yanked: Mapping[str, str] | None = None,
     sdist_metadata: bool = False,
+    pages: str = "simple",
 ) -> Path:
     """A static simple index of the wheels, sdists and variants.json files in ``wheels``.
 
-    Each project folder gets ``index.html`` (PEP 503) and ``index.json`` (PEP 691); files are
-    copied to ``out/files``. ``yanked`` maps filenames to a yank reason. ``sdist_metadata``
-    publishes each sdist's ``PKG-INFO`` as its PEP 658 metadata file too."""
+    Each project folder gets ``index.html`` (PEP 503) and ``index.json`` (PEP 691, with sizes);
+    files are copied to ``out/files``. ``yanked`` maps filenames to a yank reason. The pages go
+    under ``out/<pages>`` (``""``: ``out`` itself is the index root); returns that folder.
+    ``sdist_metadata`` publishes each sdist's ``PKG-INFO`` as its PEP 658 metadata file too."""
     yanked = dict(yanked or {})
     files_dir = out / "files"
     files_dir.mkdir(parents=True, exist_ok=True)
@@ -205,17 +207,20 @@ def build_simple_index(
         shutil.copy2(entry, files_dir / entry.name)
         projects.setdefault(key, []).append(entry)
     root_links = []
+    simple = out / pages if pages else out
+    up = "../" * (2 if pages else 1)
     for key, entries in projects.items():
         anchors = []
         json_files = []
         for entry in entries:
             digest = sha256_of(entry)
-            url = f"../../files/{entry.name}"
+            url = f"{up}files/{entry.name}"
             attrs = ""
             file_json: dict[str, Any] = {
                 "filename": entry.name,
                 "url": url,
                 "hashes": {"sha256": digest},
+                "size": entry.stat().st_size,
             }
             if entry.name.endswith(".whl") and metadata_files:
                 with zipfile.ZipFile(entry) as zf:
@@ -250,7 +255,7 @@ def build_simple_index(
                 file_json["yanked"] = yanked[entry.name] or True
             anchors.append(f'<a href="{url}#sha256={digest}"{attrs}>{entry.name}</a><br/>')
             json_files.append(file_json)
-        project = out / "simple" / key
+        project = simple / key
         project.mkdir(parents=True, exist_ok=True)
         (project / "index.html").write_text(
             "<!DOCTYPE html><html><body>\n" + "\n".join(anchors) + "\n</body></html>\n"
@@ -259,11 +264,9 @@ def build_simple_index(
             json.dumps({"meta": {"api-version": "1.1"}, "name": key, "files": json_files})
         )
         root_links.append(f'<a href="{key}/">{key}</a>')
-    (out / "simple").mkdir(parents=True, exist_ok=True)
-    (out / "simple" / "index.html").write_text(
-        "<html><body>" + "".join(root_links) + "</body></html>"
-    )
-    return out / "simple"
+    simple.mkdir(parents=True, exist_ok=True)
+    (simple / "index.html").write_text("<html><body>" + "".join(root_links) + "</body></html>")
+    return simple
 
 
 def torch_like(

@@ -135,6 +135,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from fitwheel.cli._targets import add_target_arguments
 
     add_target_arguments(parser)
+    from fitwheel.cli._torch import add_torch_arguments
+
+    add_torch_arguments(parser)
     variants = parser.add_argument_group("variants")
     variants.add_argument(
         "--no-variants",
@@ -231,8 +234,14 @@ def _forced(values: list[str]) -> dict[str, str]:
     return out
 
 
-def _target(args: argparse.Namespace) -> tuple[Target | None, Profile | None, str]:
-    if args.no_variants:
+def _split_names(values: list[str]) -> list[str]:
+    return [n.strip() for v in values for n in v.split(",") if n.strip()]
+
+
+def _target(
+    args: argparse.Namespace, need_hardware: bool = False
+) -> tuple[Target | None, Profile | None, str]:
+    if args.no_variants and not need_hardware:
         return None, None, "variants disabled"
     from fitwheel.cli._targets import resolve_target
 
@@ -331,7 +340,11 @@ def run(args: argparse.Namespace) -> int:
         retries=args.retries,
         trusted_hosts=args.trusted_host,
     )
-    target, profile, description = _target(args)
+    from fitwheel.cli._torch import torch_settings_of
+
+    torch = torch_settings_of(args)
+    request.torch = torch
+    target, profile, description = _target(args, need_hardware=torch.backend == "auto")
     bar, advance = _progress() if not args.quiet else (None, None)
     with bar if bar is not None else contextlib.nullcontext():
         outcome = run_install(
@@ -344,6 +357,10 @@ def run(args: argparse.Namespace) -> int:
     for warning in outcome.warnings:
         print(f"fitwheel: warning: {warning}", file=sys.stderr)
     if args.explain:
+        if outcome.router is not None:
+            print("\n".join(outcome.router.explain_lines()))
+        for line in outcome.gpu_builds:
+            print(f"gpu build without the gpu: {line}")
         print("\n".join(explain_lines(outcome, profile, description)))
         for line in outcome.resolution.decisions:
             print(f"  resolver: {line}")

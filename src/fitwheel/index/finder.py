@@ -21,6 +21,7 @@ back from one index to another.
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
 from fitwheel.errors import FitwheelError
 from fitwheel.index.config import IndexConfig
@@ -48,6 +49,14 @@ INDEX_STRATEGIES = ("first-index", "unsafe-first-match", "unsafe-best-match")
 FIND_LINKS_RANK = 1 << 30
 
 
+class ProjectRoute(Protocol):
+    """Where some projects come from instead of the configured indexes (variant indexes, the
+    torch backend index): ``links`` returns the project's links and the index they came from,
+    or None to search the configured indexes as usual. Find-links files are added either way."""
+
+    def links(self, finder: Finder, key: str) -> tuple[list[Link], str] | None: ...
+
+
 def search_order(config: IndexConfig) -> tuple[str, ...]:
     """The indexes in the order they are searched: those the command line names, then the
     configured ones (each group: extra indexes first, then the main one, as in uv)."""
@@ -63,6 +72,7 @@ class Finder:
         "_ranks",
         "config",
         "index_strategy",
+        "route",
         "served_by",
         "session",
     )
@@ -74,6 +84,7 @@ class Finder:
         index_strategy: str = "first-index",
         *,
         served_by: dict[str, list[str]] | None = None,
+        route: ProjectRoute | None = None,
     ) -> None:
         if index_strategy not in INDEX_STRATEGIES:
             raise FitwheelError(
@@ -85,6 +96,7 @@ class Finder:
         self.index_strategy = index_strategy
         #: project -> the indexes whose page for it listed files (more than one: a pooled choice)
         self.served_by: dict[str, list[str]] = {} if served_by is None else served_by
+        self.route = route
         self._pages: dict[str, list[Link]] = {}
         self._find_links: dict[str, list[Link]] | None = None
         self._checked_roots: set[str] = set()
@@ -144,18 +156,16 @@ class Finder:
         links: list[Link] = []
         served: list[str] = []
         ranks: dict[str, int] = {}
-        for rank, index_url in enumerate(search_order(self.config)):
-            if index_url.startswith("file:"):
-                found = self._local_index(index_url, key)
-            else:
-                session = self._require_session()
-                url = project_url(index_url, key)
-                what = f"project page of {key}"
-                resp = session.get(url, accept=ACCEPT, what=what, allow_404=True)
-                if resp is None:
-                    self._check_root(index_url)
-                    continue
-                found = parse_page(resp.body, resp.content_type, resp.url)
+        routed = self.route.links(self, key) if self.route is not None else None
+        if routed is not None:
+            links = list(routed[0])
+            served = [routed[1]] if any(link.is_wheel for link in links) else []
+            ranks = dict.fromkeys((link.url for link in links), 0)
+        for rank, index_url in enumerate(search_order(self.config) if routed is None else ()):
+            page = self.page(index_url, key)
+            if page is None:
+                continue
+            found = page
             if any(link.is_wheel for link in found):
                 served.append(index_url)
             for link in found:
@@ -172,6 +182,19 @@ class Finder:
             self.served_by[key] = served
             self._ranks.update(ranks)
         return links
+
+    def page(self, index_url: str, key: str) -> list[Link] | None:
+        """The files of project ``key`` on one index (None: the index does not carry it)."""
+        if index_url.startswith("file:"):
+            return self._local_index(index_url, key)
+        session = self._require_session()
+        url = project_url(index_url, key)
+        what = f"project page of {key}"
+        resp = session.get(url, accept=ACCEPT, what=what, allow_404=True)
+        if resp is None:
+            self._check_root(index_url)
+            return None
+        return parse_page(resp.body, resp.content_type, resp.url)
 
     def _local_index(self, index_url: str, key: str) -> list[Link]:
         """A simple index in a folder (``file://``): ``{project}/index.html`` pages, or, as pip

@@ -46,6 +46,8 @@ class Link:
     metadata_hashes: Mapping[str, str] | None = None
     #: the page or folder this came from, for messages
     origin: str = ""
+    #: the file's size in bytes where the page says (PEP 700 ``size``)
+    size: int | None = None
 
     @property
     def is_wheel(self) -> bool:
@@ -211,6 +213,7 @@ def parse_json(data: Any, page_url: str) -> list[Link]:
                 f"'yanked' must be a boolean or a reason, not {_kind(yanked)}",
             )
         requires_python = entry.get("requires-python")
+        size = entry.get("size")
         if requires_python is not None and not isinstance(requires_python, str):
             raise _bad_entry(
                 page_url,
@@ -236,6 +239,7 @@ def parse_json(data: Any, page_url: str) -> list[Link]:
                 yanked=(yanked if isinstance(yanked, str) else "") if yanked else None,
                 metadata_hashes=metadata_hashes,
                 origin=page_url,
+                size=size if isinstance(size, int) and not isinstance(size, bool) else None,
             )
         )
     return links

@@ -29,6 +29,12 @@ def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, A
                 "built_from_source": cand.is_sdist,
             }
         )
+        router = outcome.router
+        source = router.sources.get(cand.name) if router is not None else None
+        if source is not None and source.kind == "torch-backend":
+            entries[-1]["torch_backend"] = source.backend
+        elif source is not None and source.kind == "variant-index":
+            entries[-1]["variant_index"] = source.url
     env = outcome.environment
     return {
         "fitwheel_report": REPORT_VERSION,
@@ -46,6 +52,7 @@ def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, A
         "find_links": list(outcome.config.find_links),
         "target_sources": dict(profile.sources) if profile is not None else {},
         "install": entries,
+        "torch_backend": outcome.router.report() if outcome.router is not None else None,
     }
 
 
@@ -79,6 +86,9 @@ def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc:
             )
         for label, reason in trace.rejected.items():
             lines.append(f"  rejected {label}: {reason}")
+    router = outcome.router
+    if router is not None and router.choice is not None and router.choice.requested == "auto":
+        used.update(("nvidia", "amd", "intel"))  # the torch backend was chosen on them
     if lines:
         lines.append(f"target: {target_desc}")
         if profile is not None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName
 from packaging.version import InvalidVersion, Version
 
@@ -44,6 +45,7 @@ from fitwheel.variants.ordering import Target
 
 if TYPE_CHECKING:
     from fitwheel.sdist.builder import SourceBuilder
+    from fitwheel.torchbackend.routing import Router, TorchSettings
 
 
 class InstallRequest:
@@ -87,6 +89,7 @@ class InstallRequest:
         timeout: float | None = None,
         retries: int | None = None,
         trusted_hosts: Sequence[str] = (),
+        torch: TorchSettings | None = None,
     ) -> None:
         self.requirements = requirements
         self.requirement_files = requirement_files
@@ -129,6 +132,8 @@ class InstallRequest:
         self.no_cache = no_cache
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
         self.cache_dir = cache_dir
+        #: --torch-backend, --torch-index-url, --variant-index-url and their settings
+        self.torch = torch
         #: seconds to wait for an index, and retries of a failed request (None: the default)
         self.timeout = timeout
         self.retries = retries
@@ -174,7 +179,16 @@ class Planned:
 
 
 class InstallOutcome:
-    __slots__ = ("config", "environment", "installed", "planned", "resolution", "warnings")
+    __slots__ = (
+        "config",
+        "environment",
+        "gpu_builds",
+        "installed",
+        "planned",
+        "resolution",
+        "router",
+        "warnings",
+    )
 
     def __init__(
         self,
@@ -191,6 +205,10 @@ class InstallOutcome:
         self.planned = planned
         self.installed = installed
         self.warnings: list[str] = [] if warnings is None else warnings
+        #: where the torch-ecosystem projects (and variant-index projects) came from
+        self.router: Router | None = None
+        #: GPU builds resolved for a target without that GPU (also among the warnings)
+        self.gpu_builds: list[str] = []
 
 
 def installed_label(dist: object) -> str | None:
@@ -439,7 +457,8 @@ def _run_locked(
         forced=forced,
         formats=FormatControl(request.no_binary, request.only_binary),
     )
-    source = CandidateSource(Finder(config, session, request.index_strategy), options)
+    router = _router(request, env, user, target, profile, config)
+    source = CandidateSource(Finder(config, session, request.index_strategy, route=router), options)
     # Hold the environment from the moment its contents are read until the install is done,
     # so that two installs at once cannot both plan against the same old state.
     with contextlib.ExitStack() as stack:
@@ -448,7 +467,7 @@ def _run_locked(
             stack.enter_context(environment_lock(env.prefix, notice=notice))
             recovered = recover(env.prefix, env.scheme.values())
         outcome = _resolve_and_install(
-            request, env, config, source, session, user, profile, fetcher, notice, sources
+            request, env, config, source, session, user, profile, fetcher, notice, sources, router
         )
         if outcome.installed is not None:
             outcome.installed.notes[:0] = recovered
@@ -640,6 +659,107 @@ class _Sources:
             self._builder.close()
 
 
+def _torch_spec(user: UserInput) -> SpecifierSet:
+    spec = SpecifierSet()
+    for item in (*user.requirements, *user.constraints):
+        if item.name == "torch":
+            spec &= item.requirement.specifier
+    return spec
+
+
+def _router(
+    request: InstallRequest,
+    env: TargetEnvironment,
+    user: UserInput,
+    target: Target | None,
+    profile: Profile | None,
+    config: IndexConfig,
+) -> Router | None:
+    settings = request.torch
+    if settings is None or not (settings.backend or settings.variant_index_urls):
+        return None
+    if config.index_url is None:
+        return None  # --no-index: find-links only, as asked (no backend or variant index)
+    from fitwheel.torchbackend.routing import Router
+    from fitwheel.torchbackend.table import load_backend_table
+
+    spec = _torch_spec(user)
+    return Router(
+        settings,
+        load_backend_table(),
+        target=target,
+        devices=profile.devices if profile is not None else (),
+        markers=dict(env.markers),
+        tags=env.tags,
+        torch_spec=spec,
+        allow_fallback=request.allow_fallback,
+    )
+
+
+def _add_torch_warnings(
+    outcome: InstallOutcome,
+    request: InstallRequest,
+    target: Target | None,
+    profile: Profile | None,
+    router: Router | None,
+) -> None:
+    """The fallback that was accepted, and GPU builds for a GPU the target does not have."""
+    if profile is None and router is None:
+        return
+    from fitwheel.torchbackend.gpubuild import gpu_build_warnings
+    from fitwheel.torchbackend.table import load_backend_table
+
+    env, resolution, planned = outcome.environment, outcome.resolution, outcome.planned
+    out = outcome.warnings
+    if router is not None and router.mismatch is not None and router.backend is not None:
+        out.append(
+            f"--torch-backend {router.backend} (from {router.settings.backend_origin}) was "
+            f"named by hand, but its build does not run here: {router.mismatch}; "
+            "--torch-backend auto chooses one that does"
+        )
+    if router is not None and router.choice is not None and router.choice.fell_back:
+        gpus = "; ".join(d.describe() for d in router.choice.unserved)
+        out.append(
+            f"no torch backend runs on the GPU here ({gpus}); the cpu build is installed "
+            "because --allow-fallback accepts it"
+        )
+    table = load_backend_table()
+    projects = {canonicalize_name(p) for p in table.projects}
+    if request.torch is not None:
+        projects |= {canonicalize_name(p) for p in request.torch.extra_projects}
+    if not any(c.name in projects for c in resolution.pins):
+        return
+    by_name = {p.candidate.name: p for p in planned}
+
+    def size_of(cand: Candidate) -> int | None:
+        p = by_name.get(cand.name)
+        if p is not None and p.downloaded is not None:
+            with contextlib.suppress(OSError):
+                return p.downloaded.path.stat().st_size
+        return cand.link.size
+
+    def fitting() -> str | None:
+        if router is not None and router.choice is not None and router.choice.requested == "auto":
+            return router.backend
+        if target is None:
+            return None
+        from fitwheel.torchbackend.choose import choose_backend
+
+        choice = choose_backend(
+            table,
+            target,
+            profile.devices if profile is not None else (),
+            system=env.markers.get("platform_system", ""),
+            machine=env.markers.get("platform_machine", ""),
+            python_version=env.markers.get("python_version"),
+            torch_spec=None,
+        )
+        return choice.backend
+
+    outcome.gpu_builds = gpu_build_warnings(resolution.pins, projects, profile, size_of, fitting)
+    out += outcome.gpu_builds
+
+
 def _resolve_and_install(
     request: InstallRequest,
     env: TargetEnvironment,
@@ -651,6 +771,7 @@ def _resolve_and_install(
     fetcher: _Fetcher,
     notice: TextIO | None,
     sources: _Sources,
+    router: Router | None = None,
 ) -> InstallOutcome:
     installed_dists = env.installed()
     installed: dict[NormalizedName, Version] = {}
@@ -711,6 +832,7 @@ def _resolve_and_install(
         )
     outcome = InstallOutcome(env, config, resolution, planned, None)
     outcome.warnings += resolution.invalid
+    outcome.router = router
     outcome.warnings += skipped_versions(resolution)
     outcome.warnings += shadowed(resolution.pins, resolution.specifiers, source)
     for cand in resolution.pins:
@@ -729,6 +851,7 @@ def _resolve_and_install(
                 "it is used only because a requirement pins that version exactly"
             )
     if request.dry_run:
+        _add_torch_warnings(outcome, request, source.options.target, profile, router)
         return outcome
     to_fetch = [p for p in planned if p.action != "keep"]
     items = []
@@ -800,6 +923,7 @@ def _resolve_and_install(
                 resolved=_resolved(outcome.resolution, p.candidate),
             )
         )
+    _add_torch_warnings(outcome, request, source.options.target, profile, router)
     outcome.installed = install_wheels(
         env,
         wheels,

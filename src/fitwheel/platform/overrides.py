@@ -11,7 +11,8 @@ Environment (wins over the file, key by key):
   ``x86_64`` / ``level``), else after the first word.
 - ``FITWHEEL_DETECT=off``: run no provider; only forced features are reported.
 
-Config file: ``FITWHEEL_CONFIG`` or ``<user config dir>/fitwheel/config.toml``::
+Config file: ``FITWHEEL_CONFIG`` (``/dev/null``: none), else
+``<user config dir>/fitwheel/config.toml``::
 
     [detect]
     detection = "off"                 # like FITWHEEL_DETECT=off (optional)
@@ -381,7 +382,8 @@ def may_override(env: Mapping[str, str]) -> bool:
     """Whether any override could be in force (an override variable, or a config file)."""
     if ENV_DETECT in env or any(k.startswith(ENV_PREFIX) for k in env):
         return True
-    return os.path.exists(config_path(env))
+    path = config_path(env)
+    return path != os.devnull and os.path.exists(path)
 
 
 def load_overrides(env: Mapping[str, str] | None = None, known: Iterable[str] = ()) -> Overrides:

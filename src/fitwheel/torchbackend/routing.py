@@ -1,0 +1,416 @@
+"""Where each project comes from: variant indexes, the torch backend index, the user's indexes.
+
+The :class:`Router` is the index finder's :class:`~fitwheel.index.finder.ProjectRoute`:
+
+1. ``--variant-index-url`` indexes (opt-in), in order: a project they publish variants for
+   (variant wheels or a variants file on its page) comes from there, as uv's variant build does;
+2. with ``--torch-backend``, the torch-ecosystem projects come from ``BASE/<backend>/``: the
+   backend the user named, or for ``auto`` the first fitting backend (:mod:`.choose`) whose
+   index has a torch wheel for the target interpreter; torch versions whose build on that
+   backend does not run here are dropped (a newer release that left this GPU behind);
+3. everything else searches the user's indexes as usual.
+
+Every decision is kept for ``--explain`` and ``--report``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from packaging.specifiers import SpecifierSet
+from packaging.tags import Tag
+from packaging.version import InvalidVersion, Version
+
+from fitwheel.errors import FitwheelError
+from fitwheel.index.finder import Finder
+from fitwheel.index.simple import Link, variants_json_key
+from fitwheel.platform.profile import Device
+from fitwheel.torchbackend.choose import Choice, accepts_version, choose_backend, explicit_choice
+from fitwheel.torchbackend.table import BackendTable
+from fitwheel.variants.errors import VariantFormatError
+from fitwheel.variants.filenames import WheelFilename
+from fitwheel.variants.names import canonicalize_name
+from fitwheel.variants.ordering import Target
+
+
+class TorchBackendError(FitwheelError):
+    pass
+
+
+class UnsupportedGpuError(TorchBackendError):
+    pass
+
+
+class _Missing(Exception):
+    """A backend index that does not exist on this mirror (its root answers 404)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TorchSettings:
+    """The torch-related settings in force, each with where it came from."""
+
+    backend: str | None = None
+    backend_origin: str = "--torch-backend"
+    index_url: str = ""
+    index_url_origin: str = "the default"
+    variant_index_urls: tuple[str, ...] = ()
+    variant_index_origin: str = "--variant-index-url"
+    extra_projects: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Source:
+    """Where one project's files came from."""
+
+    kind: str  # "variant-index", "torch-backend", "indexes"
+    url: str = ""
+    backend: str | None = None
+    note: str = ""
+    #: torch versions on the backend index dropped because their build does not run here
+    dropped: dict[str, str] = field(default_factory=dict)
+
+
+def _tags(wheel: WheelFilename) -> Iterable[Tag]:
+    for py in wheel.python_tag.split("."):
+        for abi in wheel.abi_tag.split("."):
+            for plat in wheel.platform_tag.split("."):
+                yield Tag(py, abi, plat)
+
+
+def _wheel(link: Link) -> WheelFilename | None:
+    if not link.is_wheel:
+        return None
+    try:
+        return WheelFilename.parse(link.filename)
+    except VariantFormatError:
+        return None
+
+
+def _publishes_variants(links: Sequence[Link]) -> bool:
+    for link in links:
+        if variants_json_key(link.filename) is not None:
+            return True
+        wheel = _wheel(link)
+        if wheel is not None and wheel.variant_label is not None:
+            return True
+    return False
+
+
+def backend_index(base: str, backend: str) -> str:
+    return f"{base.rstrip('/')}/{backend}/"
+
+
+class Router:
+    def __init__(
+        self,
+        settings: TorchSettings,
+        table: BackendTable,
+        *,
+        target: Target | None,
+        devices: Sequence[Device],
+        markers: dict[str, str],
+        tags: Collection[Tag],
+        torch_spec: SpecifierSet | None = None,
+        allow_fallback: bool = False,
+    ) -> None:
+        self.settings = settings
+        self.table = table
+        self.target = target
+        self.devices = tuple(devices)
+        self.markers = markers
+        self.tags = frozenset(tags)
+        self.torch_spec = torch_spec
+        self.allow_fallback = allow_fallback
+        self.projects = frozenset(
+            canonicalize_name(p) for p in (*table.projects, *settings.extra_projects)
+        )
+        #: project -> where its files came from (routed projects only)
+        self.sources: dict[str, Source] = {}
+        self.choice: Choice | None = None
+        #: the backend whose index is used
+        self.backend: str | None = None
+        #: backends passed over because their index lacks a torch wheel for the interpreter
+        self.skipped: dict[str, str] = {}
+        #: why the backend the user named does not run here (None: it does, or unknown)
+        self.mismatch: str | None = None
+        self._lock = threading.RLock()
+
+    # -- the finder's hook ---------------------------------------------------------------
+    def links(self, finder: Finder, key: str) -> tuple[list[Link], str] | None:
+        for url in self.settings.variant_index_urls:
+            try:
+                found = finder.page(url, key)
+            except FitwheelError as exc:
+                raise TorchBackendError(
+                    f"the variant index {url} cannot be reached ({exc}). It comes from "
+                    f"{self.settings.variant_index_origin}: fix the URL, or drop it "
+                    "(`fitwheel config unset variant-index-url`)."
+                ) from None
+            if found and _publishes_variants(found):
+                with self._lock:
+                    self.sources[key] = Source("variant-index", url)
+                return found, url
+        if self.settings.backend is None or key not in self.projects:
+            return None
+        with self._lock:
+            backend = self._backend(finder)
+            url = backend_index(self.settings.index_url, backend)
+            found = self._page(finder, url, key)
+            if not found or not any(link.is_wheel for link in found):
+                self.sources[key] = Source(
+                    "indexes", backend=backend, note=f"not on the {backend} index ({url})"
+                )
+                return None
+            source = Source("torch-backend", url, backend)
+            if key == "torch" and self.settings.backend == "auto":
+                found = self._fitting(found, backend, source)
+            self.sources[key] = source
+            return found, url
+
+    # -- the choice ---------------------------------------------------------------------
+    def _page(
+        self, finder: Finder, url: str, key: str, missing_ok: bool = False
+    ) -> list[Link] | None:
+        from fitwheel.index.http import HttpError
+
+        try:
+            return finder.page(url, key)
+        except FitwheelError as exc:
+            if missing_ok and isinstance(exc, HttpError) and exc.status == 404:
+                raise _Missing from None
+            s = self.settings
+            raise TorchBackendError(
+                f"the torch backend index {url} cannot be reached ({exc}). torch-backend "
+                f"{s.backend} comes from {s.backend_origin} and the index root "
+                f"{s.index_url} from {s.index_url_origin}: point --torch-index-url (or "
+                "`fitwheel config set torch-index-url URL`) at a mirror of the per-backend "
+                "indexes, or drop the setting (`fitwheel config unset torch-backend`) to use "
+                "your own indexes only."
+            ) from None
+
+    def decide(self) -> Choice:
+        """The backend choice (no index is asked: the table and the target only)."""
+        if self.choice is not None:
+            if not self.choice.ordered:
+                raise UnsupportedGpuError(unsupported_message(self.choice, self.settings))
+            return self.choice
+        requested = self.settings.backend or "auto"
+        if requested != "auto":
+            self.choice = explicit_choice(requested, self.table)
+            self.mismatch = self._explicit_mismatch(requested)
+            return self.choice
+        if self.target is None:
+            raise TorchBackendError(
+                f"torch-backend auto (from {self.settings.backend_origin}) needs the target's "
+                "hardware: drop --no-variants, or name the backend (--torch-backend cu128)."
+            )
+        self.choice = choose_backend(
+            self.table,
+            self.target,
+            self.devices,
+            system=self.markers.get("platform_system", ""),
+            machine=self.markers.get("platform_machine", ""),
+            python_version=self.markers.get("python_version"),
+            torch_spec=self.torch_spec,
+            allow_fallback=self.allow_fallback,
+        )
+        if not self.choice.ordered:
+            raise UnsupportedGpuError(unsupported_message(self.choice, self.settings))
+        return self.choice
+
+    def _explicit_mismatch(self, name: str) -> str | None:
+        """Why the backend the user named does not run here (by the newest release that has
+        it), or None: it runs, or the table cannot tell."""
+        if self.target is None or name == "cpu":
+            return None
+        vendor = self.table.backend(name).vendor
+        if vendor not in self.target.supported and all(d.vendor != vendor for d in self.devices):
+            return None  # no such GPU at all: the GPU-build warning says it (gpubuild)
+        release = next((r for r in self.table.releases if name in r.builds), None)
+        if release is None:
+            return None
+        from fitwheel.torchbackend.choose import check_build, gpu_devices, platform_key
+
+        why = check_build(
+            self.table.backend(name),
+            release.builds[name],
+            self.target,
+            gpu_devices(self.devices),
+            platform=platform_key(
+                self.markers.get("platform_system", ""), self.markers.get("platform_machine", "")
+            ),
+            python_version=self.markers.get("python_version"),
+            release=release,
+        )
+        return None if why is None else f"torch {release.series} {name}: {why}"
+
+    def _backend(self, finder: Finder) -> str:
+        if self.backend is not None:
+            return self.backend
+        choice = self.decide()
+        if choice.requested != "auto":
+            self.backend = choice.ordered[0]
+            return self.backend
+        for name in choice.ordered:
+            url = backend_index(self.settings.index_url, name)
+            try:
+                page = self._page(finder, url, "torch", missing_ok=True) or []
+            except _Missing:
+                self.skipped[name] = f"{url} does not exist (HTTP 404): not on this mirror"
+                continue
+            if any(self._installable(link, name) for link in page):
+                self.backend = name
+                return name
+            self.skipped[name] = f"{url} has no torch wheel for this interpreter and platform"
+        raise TorchBackendError(
+            f"no torch backend index has a torch wheel for this interpreter: "
+            f"{'; '.join(f'{b}: {why}' for b, why in self.skipped.items())}. Check "
+            f"--torch-index-url ({self.settings.index_url}), or name a backend with "
+            "--torch-backend."
+        )
+
+    def _installable(self, link: Link, backend: str) -> bool:
+        wheel = _wheel(link)
+        if wheel is None or canonicalize_name(wheel.name) != "torch":
+            return False
+        if not any(tag in self.tags for tag in _tags(wheel)):
+            return False
+        if self.torch_spec is not None:
+            try:
+                if not self.torch_spec.contains(Version(wheel.version), prereleases=True):
+                    return False
+            except InvalidVersion:
+                return False
+        return self._why_not(wheel, backend) is None
+
+    def _why_not(self, wheel: WheelFilename, backend: str) -> str | None:
+        if self.target is None or self.settings.backend != "auto":
+            return None
+        try:
+            version = Version(wheel.version)
+        except InvalidVersion:
+            return None
+        return accepts_version(
+            self.table,
+            backend,
+            version,
+            self.target,
+            self.devices,
+            system=self.markers.get("platform_system", ""),
+            machine=self.markers.get("platform_machine", ""),
+            python_version=self.markers.get("python_version"),
+        )
+
+    def _fitting(self, links: list[Link], backend: str, source: Source) -> list[Link]:
+        kept = []
+        for link in links:
+            wheel = _wheel(link)
+            why = self._why_not(wheel, backend) if wheel is not None else None
+            if why is None:
+                kept.append(link)
+            elif wheel is not None:
+                source.dropped.setdefault(wheel.version, why)
+        return kept
+
+    # -- what to tell ---------------------------------------------------------------------
+    def explain_lines(self) -> list[str]:
+        s = self.settings
+        lines: list[str] = []
+        if s.variant_index_urls:
+            lines.append("variant indexes (consulted first): " + ", ".join(s.variant_index_urls))
+        if s.backend is not None:
+            choice = self.choice
+            head = f"torch backend: {s.backend} (from {s.backend_origin})"
+            if self.backend is not None:
+                head += f" -> {self.backend}, index {backend_index(s.index_url, self.backend)}"
+            lines.append(head)
+            if choice is not None:
+                if choice.requested != "auto":
+                    lines.append(
+                        "  named by the user: "
+                        + (
+                            f"it does not run here ({self.mismatch})"
+                            if self.mismatch
+                            else "used as is"
+                        )
+                    )
+                others: dict[str, list[str]] = {}
+                for v in choice.considered:
+                    if v.series != choice.series:
+                        others.setdefault(v.series, []).append(f"{v.backend}: {v.reason}")
+                if choice.backend == "cpu" and not choice.unserved:
+                    others = {}  # no GPU here: older releases have nothing more to say
+                for series, why in others.items():
+                    lines.append(f"  torch {series}: no build runs here ({'; '.join(why)})")
+                for v in choice.considered:
+                    if v.series != choice.series:
+                        continue
+                    mark = ""
+                    if v.fits:
+                        mark = "fits" + ("  <- chosen" if v.backend == self.backend else "")
+                    lines.append(
+                        f"  torch {v.series} {v.backend}: " + (mark or f"rejected: {v.reason}")
+                    )
+                if choice.fell_back:
+                    lines.append("  cpu: no GPU build fits; accepted with --allow-fallback")
+                for note in choice.notes:
+                    lines.append(f"  note: {note}")
+            for name, skip in self.skipped.items():
+                lines.append(f"  skipped {name}: {skip}")
+        for key, src in sorted(self.sources.items()):
+            if src.kind == "variant-index":
+                lines.append(f"  {key}: from the variant index {src.url} (it publishes variants)")
+            elif src.kind == "torch-backend":
+                lines.append(f"  {key}: from the {src.backend} index {src.url}")
+                for version, reason in src.dropped.items():
+                    lines.append(f"    dropped {key} {version}: {reason}")
+            else:
+                lines.append(f"  {key}: from your indexes ({src.note})")
+        return lines
+
+    def report(self) -> dict[str, object]:
+        s = self.settings
+        choice = self.choice
+        return {
+            "requested": s.backend,
+            "origin": s.backend_origin if s.backend is not None else None,
+            "backend": self.backend,
+            "index_url": backend_index(s.index_url, self.backend) if self.backend else None,
+            "torch_index_root": s.index_url if s.backend is not None else None,
+            "variant_index_urls": list(s.variant_index_urls),
+            "considered": [
+                {"backend": v.backend, "torch": v.series, "fits": v.fits, "reason": v.reason}
+                for v in (choice.considered if choice is not None else [])
+            ],
+            "sources": {
+                k: {"kind": v.kind, "url": v.url or None, "backend": v.backend}
+                for k, v in sorted(self.sources.items())
+            },
+        }
+
+
+def unsupported_message(choice: Choice, settings: TorchSettings) -> str:
+    from fitwheel.torchbackend.table import backend_from_name
+
+    present = "; ".join(d.describe() for d in choice.unserved) or "none detected"
+    vendors = {d.vendor for d in choice.unserved}
+    series = list(dict.fromkeys(v.series for v in choice.considered))
+    releases = ", ".join(series[:-1]) + (" or " if len(series) > 1 else "") + series[-1]
+    rejected = "; ".join(
+        f"{v.backend}: {v.reason}"
+        for v in choice.considered
+        if v.series == choice.series
+        and v.reason is not None
+        and backend_from_name(v.backend).vendor in vendors
+    )
+    hint = ""
+    if "no usable NVIDIA driver" in rejected:
+        hint = " (in a container, start it with access to the GPU)"
+    return (
+        f"no build of torch {releases} runs on the GPU here ({present}): {rejected}{hint}. "
+        "The cpu build would leave the GPU unused. Pass --torch-backend cpu or --allow-fallback "
+        "to install it anyway, name a backend with --torch-backend, or update the GPU driver. "
+        f"(torch-backend auto comes from {settings.backend_origin}.)"
+    )

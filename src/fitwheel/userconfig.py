@@ -1,0 +1,220 @@
+"""fitwheel's own configuration file: the ``[install]`` settings and ``fitwheel config``.
+
+The file is TOML, the one detection overrides live in (``[detect]``, see
+:mod:`fitwheel.platform.overrides`), at two levels, the later winning key by key:
+
+- site: ``<site config dir>/fitwheel/config.toml`` (platformdirs; ``/etc/xdg/fitwheel`` on
+  Linux, or the first folder of ``XDG_CONFIG_DIRS``);
+- user: ``FITWHEEL_CONFIG`` when set, else ``<user config dir>/fitwheel/config.toml``.
+
+``FITWHEEL_CONFIG=/dev/null`` turns both off (the test kit's hermetic environment does).
+
+Settings (under ``[install]``), each also an environment variable that wins over the files, and
+a command-line flag that wins over both:
+
+=====================  ============================  ===========================
+key                    environment                   flag
+=====================  ============================  ===========================
+``torch-backend``      ``FITWHEEL_TORCH_BACKEND``    ``--torch-backend``
+``torch-index-url``    ``FITWHEEL_TORCH_INDEX_URL``  ``--torch-index-url``
+``variant-index-url``  ``FITWHEEL_VARIANT_INDEX_URL``  ``--variant-index-url``
+``torch-projects``     ``FITWHEEL_TORCH_PROJECTS``   (none)
+=====================  ============================  ===========================
+
+``variant-index-url`` and ``torch-projects`` are lists (whitespace-separated in the environment).
+Writing the file keeps every other table and key, but not comments.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fitwheel.errors import FitwheelError
+
+SECTION = "install"
+#: key -> (environment variable, is a list)
+KEYS: dict[str, tuple[str, bool]] = {
+    "torch-backend": ("FITWHEEL_TORCH_BACKEND", False),
+    "torch-index-url": ("FITWHEEL_TORCH_INDEX_URL", False),
+    "variant-index-url": ("FITWHEEL_VARIANT_INDEX_URL", True),
+    "torch-projects": ("FITWHEEL_TORCH_PROJECTS", True),
+}
+LEVELS = ("site", "user")
+
+
+class ConfigFileError(FitwheelError):
+    pass
+
+
+def site_config_path(env: Mapping[str, str]) -> str:
+    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        dirs = [d for d in (env.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep) if d]
+        return os.path.join(dirs[0] if dirs else "/etc/xdg", "fitwheel", "config.toml")
+    import platformdirs
+
+    return os.path.join(platformdirs.site_config_dir("fitwheel", appauthor=False), "config.toml")
+
+
+def config_paths(env: Mapping[str, str]) -> dict[str, str]:
+    """level -> file path. ``FITWHEEL_CONFIG=/dev/null`` means no file at all, site included
+    (as ``PIP_CONFIG_FILE=/dev/null`` does for pip)."""
+    from fitwheel.platform.overrides import config_path
+
+    user = config_path(env)
+    if user == os.devnull:
+        return {"site": os.devnull, "user": os.devnull}
+    return {"site": site_config_path(env), "user": user}
+
+
+def _read(path: str, required: bool = False) -> dict[str, Any]:
+    from fitwheel.platform.overrides import OverrideError, load_config
+
+    if not required and not os.path.lexists(path):
+        return {}
+    try:
+        return load_config(path, required=required)
+    except OverrideError as exc:
+        raise ConfigFileError(str(exc)) from None
+
+
+def check_key(key: str) -> str:
+    """``key`` if fitwheel knows it (an unknown key fails as in ``pip config``: exit 1)."""
+    if key not in KEYS:
+        raise ConfigFileError(f"unknown setting {key!r}: fitwheel config knows {', '.join(KEYS)}.")
+    return key
+
+
+def _normalise(key: str, value: Any, origin: str) -> str | list[str]:
+    is_list = KEYS[key][1]
+    if is_list:
+        items = value.split() if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+            raise ConfigFileError(f"{origin}: {key} must be a list of strings")
+        return list(items)
+    if not isinstance(value, str):
+        raise ConfigFileError(f"{origin}: {key} must be a string")
+    if key == "torch-backend":
+        from fitwheel.torchbackend.table import check_backend_name
+
+        return check_backend_name(value, f"{key} in {origin}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str
+    value: str | list[str]
+    origin: str
+
+
+def file_settings(env: Mapping[str, str]) -> dict[str, Setting]:
+    """The settings of the files (site, then user on top)."""
+    out: dict[str, Setting] = {}
+    for level, path in config_paths(env).items():
+        data = _read(path, required=level == "user" and bool(env.get("FITWHEEL_CONFIG")))
+        section = data.get(SECTION, {})
+        if not isinstance(section, dict):
+            raise ConfigFileError(f"{path}: [{SECTION}] must be a table")
+        for key, value in section.items():
+            if key in KEYS:
+                origin = f"{path} [{SECTION}]"
+                out[key] = Setting(key, _normalise(key, value, origin), origin)
+    return out
+
+
+def settings_in_force(env: Mapping[str, str]) -> dict[str, Setting]:
+    """Files, then the environment on top (flags are the caller's to apply)."""
+    out = file_settings(env)
+    for key, (var, _is_list) in KEYS.items():
+        if env.get(var, "").strip():
+            out[key] = Setting(key, _normalise(key, env[var].strip(), var), var)
+    return out
+
+
+def torch_settings(
+    env: Mapping[str, str],
+    *,
+    backend: str | None = None,
+    index_url: str | None = None,
+    variant_index_urls: Sequence[str] = (),
+) -> Any:
+    """The :class:`~fitwheel.torchbackend.routing.TorchSettings` in force: flags over the
+    environment over the files."""
+    from fitwheel.torchbackend.routing import TorchSettings
+    from fitwheel.torchbackend.table import DEFAULT_INDEX_URL, check_backend_name
+
+    found = settings_in_force(env)
+
+    def pick(key: str, flag: object, flag_name: str) -> tuple[Any, str | None]:
+        if flag:
+            return flag, flag_name
+        if key in found:
+            return found[key].value, found[key].origin
+        return None, None
+
+    chosen, backend_origin = pick("torch-backend", backend, "--torch-backend")
+    if chosen is not None and backend_origin == "--torch-backend":
+        chosen = check_backend_name(str(chosen))
+    root, root_origin = pick("torch-index-url", index_url, "--torch-index-url")
+    variants, variants_origin = pick(
+        "variant-index-url", list(variant_index_urls), "--variant-index-url"
+    )
+    extra = found["torch-projects"].value if "torch-projects" in found else []
+    return TorchSettings(
+        backend=chosen,
+        backend_origin=backend_origin or "",
+        index_url=str(root or DEFAULT_INDEX_URL),
+        index_url_origin=root_origin or "the default",
+        variant_index_urls=tuple(variants or ()),
+        variant_index_origin=variants_origin or "",
+        extra_projects=tuple(extra) if isinstance(extra, list) else (),
+    )
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def dumps_toml(data: Mapping[str, Any]) -> str:
+    """The file's TOML (through the one TOML writer, :mod:`fitwheel.lock.tomlwrite`)."""
+    from fitwheel.lock.tomlwrite import TomlWriteError, dumps
+
+    try:
+        return dumps(data)
+    except TomlWriteError as exc:
+        raise ConfigFileError(f"cannot write the configuration file: {exc}") from None
+
+
+def write_setting(env: Mapping[str, str], level: str, key: str, value: str | None) -> str:
+    """Set (``value``) or remove (None) ``key`` in the file of ``level``; returns the path."""
+    from fitwheel.fs import atomic_write
+
+    path = config_paths(env)[level]
+    if path == os.devnull:
+        raise ConfigFileError(
+            f"FITWHEEL_CONFIG is {os.devnull}, so there is no configuration file to change: "
+            "unset it, or point it at a file."
+        )
+    data = _read(path)
+    section = data.setdefault(SECTION, {})
+    if value is None:
+        section.pop(key, None)
+        if not section:
+            data.pop(SECTION)
+    else:
+        section[key] = _normalise(key, value, "the value given")
+    from pathlib import Path
+
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, dumps_toml(data).encode("utf-8"))
+    except OSError as exc:
+        raise ConfigFileError(
+            f"cannot write {path}: {exc.strerror or exc}"
+            + (" (the site level usually needs root; use --user)" if level == "site" else "")
+        ) from None
+    return path
