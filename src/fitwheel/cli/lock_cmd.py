@@ -13,7 +13,7 @@ from fitwheel.errors import FitwheelError, UsageError
 if TYPE_CHECKING:
     from fitwheel.lock.document import Lock
     from fitwheel.lock.locking import LockOutcome
-    from fitwheel.torchbackend.routing import TorchSettings
+    from fitwheel.torchbackend.settings import TorchSettings
 
 HELP = "Resolve for several targets and write one pylock.toml."
 

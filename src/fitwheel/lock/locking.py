@@ -53,7 +53,8 @@ from fitwheel.resolve.requirements import UserInput, collect
 from fitwheel.resolve.resolver import Resolution, ResolutionError, resolve
 
 if TYPE_CHECKING:
-    from fitwheel.torchbackend.routing import Router, TorchSettings
+    from fitwheel.torchbackend.routing import Router
+    from fitwheel.torchbackend.settings import TorchSettings
 
 
 class LockError(FitwheelError):
