@@ -44,8 +44,19 @@ def _claim(part: Path) -> Iterator[tuple[BinaryIO, Path]]:
         handle = part.open("w+b")
     try:
         yield handle, part
-    finally:
+    except BaseException:
+        # closing flushes what is still buffered: on a full disk that fails too, and must not
+        # hide the error that named the file
+        with contextlib.suppress(OSError):
+            handle.close()
+        raise
+    try:
         handle.close()
+    except OSError as exc:
+        full = storage_error(exc, "a download into the cache", part)
+        if full is None:
+            raise
+        raise full from exc
 
 
 class _HashingWriter:
