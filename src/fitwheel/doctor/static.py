@@ -101,11 +101,12 @@ class _Fixes:
             if v.reason is not None
             and not (v.reason.startswith("no ") and v.reason.endswith(" GPU here"))
         ]
-        wanted = self.torch_version
-        series = f"torch {wanted[0]}.{wanted[1]}" if wanted else "torch"
+        minor = self.torch_version
+        series = f"{minor[0]}.{minor[1]}" if minor is not None else None
         judged = self.choice.series
-        by = f"judged by torch {judged}'s builds: " if judged and series[6:] != judged else ""
-        return f"no {series} GPU build runs on it ({by}{'; '.join(reasons[:3]) or 'none fits'})"
+        by = f"judged by torch {judged}'s builds: " if judged and judged != series else ""
+        what = f"torch {series}" if series else "torch"
+        return f"no {what} GPU build runs on it ({by}{'; '.join(reasons[:3]) or 'none fits'})"
 
     def torch_install(self, names: Sequence[str] | None = None, backend: str | None = None) -> str:
         """Reinstall the torch family (every member installed, or ``names``) for the backend."""
