@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench fuzz clean system-deps
+.PHONY: demo test lint typecheck unit bench fuzz packse clean system-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,11 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 fuzz: $(STAMP)
-	FITWHEEL_FUZZ_EXAMPLES=20000 $(BIN)/pytest -m slow tests
+	FITWHEEL_FUZZ_EXAMPLES=20000 $(BIN)/pytest -m slow tests --ignore=tests/e2e/test_packse.py
+
+# the packse resolver scenarios against fitwheel, uv and pip (needs the scenario's Python, 3.12)
+packse: $(STAMP)
+	$(BIN)/pytest -s -m slow tests/e2e/test_packse.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -4,7 +4,8 @@ hard-link-else-copy, and file locks.
 Cache root: ``--cache-dir``, else ``FITWHEEL_CACHE_DIR``, else the user cache folder as
 ``platformdirs.user_cache_dir("fitwheel")`` places it. Every cache has a fixed subfolder there
 (:class:`CacheLayout`): ``wheels`` (downloads, by sha256), ``unpacked`` (unpacked wheels), ``http``
-(index pages), ``envs`` (interpreter answers) and ``detect`` (the per-boot detection result).
+(index pages), ``envs`` (interpreter answers), ``detect`` (the per-boot detection result) and
+``built`` (wheels and metadata built from source distributions, by the sdist's sha256).
 
 ``fitwheel detect`` imports this module on its start-up path, so it imports nothing at module
 level beyond ``os`` (``pathlib``, ``shutil`` and ``platformdirs`` are imported where needed) and
@@ -31,6 +32,7 @@ UNPACKED = "unpacked"
 HTTP = "http"
 ENVS = "envs"
 DETECT = "detect"
+BUILT = "built"
 
 
 def user_cache_dir(env: Mapping[str, str]) -> str:
@@ -118,6 +120,12 @@ class CacheLayout:
     def detect(self) -> Path:
         """The per-boot detection result."""
         return self.root / DETECT
+
+    @property
+    def built(self) -> Path:
+        """What source builds made, ``{sha[:2]}/{sha}/`` by the sdist's sha256: the wheels
+        built from it, and the metadata prepared for each interpreter."""
+        return self.root / BUILT
 
 
 def _temporary(folder: str, name: str, mode: int) -> tuple[int, str]:

@@ -142,10 +142,9 @@ def torch_settings(
     index_url: str | None = None,
     variant_index_urls: Sequence[str] = (),
 ) -> Any:
-    """The :class:`~fitwheel.torchbackend.routing.TorchSettings` in force: flags over the
+    """The :class:`~fitwheel.torchbackend.settings.TorchSettings` in force: flags over the
     environment over the files."""
-    from fitwheel.torchbackend.routing import TorchSettings
-    from fitwheel.torchbackend.table import DEFAULT_INDEX_URL, check_backend_name
+    from fitwheel.torchbackend.settings import DEFAULT_INDEX_URL, TorchSettings
 
     found = settings_in_force(env)
 
@@ -158,6 +157,8 @@ def torch_settings(
 
     chosen, backend_origin = pick("torch-backend", backend, "--torch-backend")
     if chosen is not None and backend_origin == "--torch-backend":
+        from fitwheel.torchbackend.table import check_backend_name
+
         chosen = check_backend_name(str(chosen))
     root, root_origin = pick("torch-index-url", index_url, "--torch-index-url")
     variants, variants_origin = pick(

@@ -1,12 +1,19 @@
-"""The one test kit: wheels (``make_wheel``), a loopback server (``serve``, ``serve_static``;
-hostile on request, with ``gzip_bomb``), hermetic environments (``make_venv``, ``clean_env``), a
-stand-in of PyTorch's download root (``build_torch_mirror``: per-backend, default and variant
-indexes) and ``impersonate``: an HTTPS proxy that answers for a hard-coded host from a folder.
-Import from ``tests.kit``."""
+"""The one test kit: wheels (``make_wheel``), sdists with real backends (``make_sdist``,
+``backend_wheels``), a loopback server (``serve``, ``serve_static``; hostile on request, with
+``gzip_bomb``), hermetic environments (``make_venv``, ``clean_env``), a stand-in of PyTorch's
+download root (``build_torch_mirror``: per-backend, default and variant indexes) and
+``impersonate``: an HTTPS proxy that answers for a hard-coded host from a folder. Import from
+``tests.kit``."""
 
 from tests.kit.elf import elf_library
 from tests.kit.env import UV, clean_env, installed_build, make_venv, offline_env, snapshot
 from tests.kit.impersonate import impersonate
+from tests.kit.sdists import (
+    BackendsUnavailable,
+    backend_wheels,
+    make_sdist,
+    make_source_tree,
+)
 from tests.kit.server import (
     ServerState,
     free_port,
@@ -42,8 +49,10 @@ __all__ = [
     "SCHEMA",
     "UV",
     "UV_NVIDIA",
+    "BackendsUnavailable",
     "ServerState",
     "TorchMirror",
+    "backend_wheels",
     "build_simple_index",
     "build_torch_mirror",
     "clean_env",
@@ -52,6 +61,8 @@ __all__ = [
     "gzip_bomb",
     "impersonate",
     "installed_build",
+    "make_sdist",
+    "make_source_tree",
     "make_venv",
     "make_wheel",
     "members",

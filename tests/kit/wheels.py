@@ -182,13 +182,15 @@ def build_simple_index(
     *,
     metadata_files: bool = True,
     yanked: Mapping[str, str] | None = None,
+    sdist_metadata: bool = False,
     pages: str = "simple",
 ) -> Path:
-    """A static simple index of the wheels and variants.json files in ``wheels``.
+    """A static simple index of the wheels, sdists and variants.json files in ``wheels``.
 
     Each project folder gets ``index.html`` (PEP 503) and ``index.json`` (PEP 691, with sizes);
     files are copied to ``out/files``. ``yanked`` maps filenames to a yank reason. The pages go
-    under ``out/<pages>`` (``""``: ``out`` itself is the index root); returns that folder."""
+    under ``out/<pages>`` (``""``: ``out`` itself is the index root); returns that folder.
+    ``sdist_metadata`` publishes each sdist's ``PKG-INFO`` as its PEP 658 metadata file too."""
     yanked = dict(yanked or {})
     files_dir = out / "files"
     files_dir.mkdir(parents=True, exist_ok=True)
@@ -198,6 +200,8 @@ def build_simple_index(
             key = canonicalize_name(entry.name.split("-", 1)[0])
         elif entry.name.endswith("-variants.json"):
             key = canonicalize_name(entry.name.rsplit("-", 2)[0])
+        elif entry.name.endswith((".tar.gz", ".zip")):
+            key = canonicalize_name(entry.name.rsplit("-", 1)[0])
         else:
             continue
         shutil.copy2(entry, files_dir / entry.name)
@@ -220,8 +224,28 @@ def build_simple_index(
             }
             if entry.name.endswith(".whl") and metadata_files:
                 with zipfile.ZipFile(entry) as zf:
-                    meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+                    meta_name = next(
+                        n
+                        for n in zf.namelist()
+                        if n.endswith(".dist-info/METADATA") and n.count("/") == 1
+                    )
                     meta = zf.read(meta_name)
+                (files_dir / f"{entry.name}.metadata").write_bytes(meta)
+                meta_hash = hashlib.sha256(meta).hexdigest()
+                attrs += f' data-core-metadata="sha256={meta_hash}"'
+                file_json["core-metadata"] = {"sha256": meta_hash}
+            if entry.name.endswith(".tar.gz") and sdist_metadata:
+                import tarfile
+
+                with tarfile.open(entry) as tf:
+                    member = next(
+                        m
+                        for m in tf.getmembers()
+                        if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO")
+                    )
+                    handle = tf.extractfile(member)
+                    assert handle is not None
+                    meta = handle.read()
                 (files_dir / f"{entry.name}.metadata").write_bytes(meta)
                 meta_hash = hashlib.sha256(meta).hexdigest()
                 attrs += f' data-core-metadata="sha256={meta_hash}"'

@@ -178,7 +178,9 @@ def test_without_variants_json_the_wheels_variant_json_is_used(tmp_path: Path) -
     assert pins(res)["torch"] == "2.9.0-cuda13.0"
     torch = next(c for c in res.pins if c.name == "torch")
     trace = res.trace_of(torch)
-    assert trace is not None and trace.variants_source == "wheels' variant.json"
+    assert trace is not None and trace.variants_source == (
+        "the wheels' own variant.json (the index serves no torch-2.9.0-variants.json)"
+    )
 
 
 def test_unknown_label_is_incompatible(tmp_path: Path) -> None:

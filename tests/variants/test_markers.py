@@ -294,3 +294,13 @@ def test_simple_environment_markers_need_no_marker_parser() -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_extra_names_are_normalised_on_both_sides() -> None:
+    """``extra == "extra_b"`` holds for the extra ``extra-b`` (and ``Extra.B``), as in
+    packaging's own Marker: the resolver asks with normalised extra names."""
+    from fitwheel.variants.markers import evaluate_marker
+
+    for asked in ("extra-b", "extra_b", "Extra.B"):
+        assert evaluate_marker('extra == "extra_b"', {"extra": asked}, None)
+    assert not evaluate_marker('extra == "extra_b"', {"extra": "extra-c"}, None)

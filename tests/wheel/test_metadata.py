@@ -13,7 +13,7 @@ from fitwheel.errors import InvalidWheelError
 from fitwheel.index.simple import Link
 from fitwheel.install.unpacked import CachedLayout, UnpackError, layout
 from fitwheel.resolve.candidates import Candidate
-from fitwheel.resolve.provider import Provider
+from fitwheel.resolve.provider import InvalidCandidateMetadata, Provider
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.names import canonicalize_name
 from fitwheel.wheel.metadata import (
@@ -195,7 +195,8 @@ def test_resolver_refuses_a_malformed_header_instead_of_dropping_dependencies(
     listed after it was silently lost."""
     meta = b"Name: demo\nVersion: 1.0\nnot a header\nRequires-Dist: dep\n"
     provider = Provider(source=None, session=None, environment={})  # type: ignore[arg-type]
-    with pytest.raises(InvalidWheelError, match="line 3 is not a 'Field: value' header"):
+    # refused as invalid metadata: the resolver skips that candidate with a warning
+    with pytest.raises(InvalidCandidateMetadata, match="line 3 is not a 'Field: value' header"):
         provider._read_requires(_candidate(_wheel_with_metadata(tmp_path, meta)))
 
 

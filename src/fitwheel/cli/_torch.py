@@ -8,7 +8,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fitwheel.torchbackend.routing import TorchSettings
+    from fitwheel.torchbackend.settings import TorchSettings
 
 
 def add_torch_arguments(parser: argparse.ArgumentParser) -> None:

@@ -39,6 +39,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="install from a requirements file",
     )
     parser.add_argument(
+        "-e",
+        "--editable",
+        action="append",
+        default=[],
+        metavar="PATH",
+        dest="editables",
+        help="install a local project in editable mode (PEP 660)",
+    )
+    parser.add_argument(
         "-c",
         "--constraint",
         action="append",
@@ -178,14 +187,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAMES",
-        help="accepted for pip compatibility: fitwheel installs wheels only",
+        help="never build these packages from source (comma-separated names, :all: or :none:; "
+        "as pip)",
     )
     choice.add_argument(
         "--no-binary",
         action="append",
         default=[],
         metavar="NAMES",
-        help="refused for the named packages: fitwheel does not build sdists",
+        help="build these packages from their source distributions instead of using wheels "
+        "(comma-separated names, :all: or :none:; as pip)",
+    )
+    choice.add_argument(
+        "--build-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long each step of a source build may run (default 900)",
     )
     out = parser.add_argument_group("output")
     out.add_argument("--dry-run", action="store_true", help="resolve and report; change nothing")
@@ -274,7 +292,7 @@ def run(args: argparse.Namespace) -> int:
     from fitwheel.install.report import explain_lines, report_json
     from fitwheel.install.workflow import InstallRequest, run_install
 
-    if not args.requirements and not args.requirement_files:
+    if not args.requirements and not args.requirement_files and not args.editables:
         raise UsageError("name at least one requirement, or pass -r FILE.")
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1.")
@@ -282,10 +300,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be a number of seconds above 0.")
     if args.retries is not None and args.retries < 0:
         raise UsageError("--retries must be 0 or more.")
+    if args.build_timeout is not None and not args.build_timeout > 0:
+        raise UsageError("--build-timeout must be a positive number of seconds.")
     request = InstallRequest(
         requirements=args.requirements,
         requirement_files=args.requirement_files,
         constraint_files=args.constraint_files,
+        editables=args.editables,
         index_url=args.index_url,
         extra_index_urls=args.extra_index_url,
         find_links=args.find_links,
@@ -301,8 +322,9 @@ def run(args: argparse.Namespace) -> int:
         upgrade=args.upgrade,
         force_reinstall=args.force_reinstall,
         require_hashes=args.require_hashes,
-        no_binary=_split_names(args.no_binary),
-        only_binary=_split_names(args.only_binary),
+        no_binary=args.no_binary,
+        only_binary=args.only_binary,
+        build_timeout=args.build_timeout,
         compile_bytecode=args.compile,
         jobs=args.jobs,
         no_cache=args.no_cache_dir,

@@ -36,7 +36,7 @@ from fitwheel.index.simple import (
     variants_json_key,
 )
 from fitwheel.variants.errors import VariantFormatError
-from fitwheel.variants.filenames import WheelFilename
+from fitwheel.variants.filenames import SdistFilename, WheelFilename, is_sdist_filename
 from fitwheel.variants.names import canonicalize_name
 
 
@@ -260,7 +260,9 @@ def _project_of(filename: str) -> str | None:
     found = variants_json_key(filename)
     if found is not None:
         return found[0]
-    for suffix in (".tar.gz", ".zip"):
-        if filename.endswith(suffix):
-            return canonicalize_name(filename[: -len(suffix)].rsplit("-", 1)[0])
+    if is_sdist_filename(filename):
+        try:
+            return SdistFilename.parse(filename).normalized_name
+        except VariantFormatError:
+            return None
     return None

@@ -1,6 +1,7 @@
 """Find-links: local folders, ``file://`` URLs to folders, and HTML pages of links.
 
-A folder contributes every wheel and ``*-variants.json`` file in it (not recursively, as pip does).
+A folder contributes every wheel, source distribution (``.tar.gz``, ``.zip``) and
+``*-variants.json`` file in it (not recursively, as pip does).
 A remote find-links URL is a page of anchors, parsed like a PEP 503 page but filtered by project.
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from fitwheel.errors import FitwheelError
 from fitwheel.index.simple import Link
-from fitwheel.variants.filenames import VARIANTS_JSON_SUFFIX
+from fitwheel.variants.filenames import VARIANTS_JSON_SUFFIX, is_sdist_filename
 
 
 class FindLinksError(FitwheelError):
@@ -43,7 +44,8 @@ def file_sha256(path: Path) -> str:
 
 
 def folder_links(folder: Path) -> list[Link]:
-    """Wheels and variants.json files of ``folder`` (a missing folder is an error, not empty)."""
+    """Wheels, sdists and variants.json files of ``folder`` (a missing folder is an error, not
+    empty)."""
     if folder.is_file():
         return [_file_link(folder, str(folder.parent))]
     if not folder.is_dir():
@@ -53,7 +55,9 @@ def folder_links(folder: Path) -> list[Link]:
     links = []
     for entry in sorted(folder.iterdir()):
         if entry.is_file() and (
-            entry.name.endswith(".whl") or entry.name.endswith(VARIANTS_JSON_SUFFIX)
+            entry.name.endswith(".whl")
+            or entry.name.endswith(VARIANTS_JSON_SUFFIX)
+            or is_sdist_filename(entry.name)
         ):
             links.append(_file_link(entry, str(folder)))
     return links

@@ -24,8 +24,6 @@ import errno
 import functools
 import math
 import os
-import socket
-import ssl
 import threading
 import time
 import urllib.parse
@@ -40,6 +38,10 @@ from fitwheel.index.httpcache import HttpCache
 from fitwheel.integrity import Hashes, HashMismatchError, verify
 
 if TYPE_CHECKING:
+    # both load with the HTTP stack, when a request is really made
+    import socket
+    import ssl
+
     import urllib3
 
 USER_AGENT = f"fitwheel/{__version__}"
@@ -155,6 +157,8 @@ def ssl_context(env: Mapping[str, str], cafile: str | None = None) -> ssl.SSLCon
             f"the certificate bundle {cafile} does not exist: fix --cert, pip's 'cert' setting, "
             "PIP_CERT or SSL_CERT_FILE."
         )
+    import ssl
+
     context = ssl.create_default_context(cafile=cafile, capath=capath)
     if not cafile and not capath:
         context.load_default_certs()
@@ -254,6 +258,8 @@ class _Watchdog:
 def _shut(sock: socket.socket) -> None:
     # the plain socket's shutdown, also for a TLS socket (whose own shutdown would tear down the
     # TLS state under the thread reading it): the blocked read returns at once
+    import socket
+
     with contextlib.suppress(OSError):
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
@@ -697,6 +703,8 @@ def _attempt_failure(exc: BaseException | None, deadline: _Deadline) -> _Retry:
     # a refused connection is a NewConnectionError, which urllib3 derives from its time-out
     if isinstance(exc, (Urllib3Timeout, TimeoutError)) and not isinstance(exc, NewConnectionError):
         return _Retry("timeout", deadline.detail())
+    import ssl
+
     if isinstance(exc, (SSLError, ssl.SSLError)) and "EOF" not in str(exc):
         return _Retry("tls", _reason(exc))
     return _Retry("unreachable", _reason(exc))
@@ -778,6 +786,8 @@ def _pool_manager(
             if scheme == "https":
                 context = dict(request_context or self.connection_pool_kw)  # type: ignore[attr-defined]
                 if host in trusted or f"{host}:{port}" in trusted:
+                    import ssl
+
                     unchecked = ssl.create_default_context()
                     unchecked.check_hostname = False
                     unchecked.verify_mode = ssl.CERT_NONE

@@ -7,7 +7,7 @@ links by their filename, as PEP 825 asks.
 
 from __future__ import annotations
 
-import html.parser
+import functools
 import json
 import re
 import urllib.parse
@@ -104,22 +104,29 @@ def _metadata_attr(value: str | None) -> dict[str, str] | None:
     return {algo.lower(): digest.lower()} if sep else {}
 
 
-class _AnchorParser(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.base: str | None = None
-        self.anchors: list[dict[str, str | None]] = []
+@functools.cache
+def _anchor_parser() -> type[Any]:
+    """The HTML parser class, made on first use: JSON pages (PEP 691) never load html.parser."""
+    import html.parser
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "base" and self.base is None:
-            self.base = dict(attrs).get("href")
-        elif tag == "a":
-            self.anchors.append(dict(attrs))
+    class AnchorParser(html.parser.HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.base: str | None = None
+            self.anchors: list[dict[str, str | None]] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "base" and self.base is None:
+                self.base = dict(attrs).get("href")
+            elif tag == "a":
+                self.anchors.append(dict(attrs))
+
+    return AnchorParser
 
 
 def parse_html(text: str, page_url: str) -> list[Link]:
     """Links of a PEP 503 page (with PEP 592 yank, PEP 658/714 metadata attributes)."""
-    parser = _AnchorParser()
+    parser = _anchor_parser()()
     parser.feed(text)
     base = urllib.parse.urljoin(page_url, parser.base) if parser.base else page_url
     links: list[Link] = []

@@ -26,6 +26,7 @@ def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, A
                 "variant_properties": cand.variant.as_dict() if cand.variant is not None else {},
                 "requested": p.requested,
                 "action": p.action,
+                "built_from_source": cand.is_sdist,
             }
         )
         router = outcome.router

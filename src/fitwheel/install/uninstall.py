@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from importlib import metadata as importlib_metadata
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from fitwheel.errors import FitwheelError
 from fitwheel.wheel.record import RecordError, installed_paths
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
+    # only the types: reading an environment's distributions is the caller's
+    from importlib import metadata as importlib_metadata
+
     from fitwheel.install.environment import TargetEnvironment
     from fitwheel.install.inventory import Installed
     from fitwheel.install.transaction import Operation

@@ -2,6 +2,10 @@
 
 :func:`run_install` takes an :class:`InstallRequest` (what the flags say) and returns an
 :class:`InstallOutcome` (what was chosen, kept, fetched and installed); the CLI only renders it.
+
+A pinned source distribution is built into a wheel by :class:`fitwheel.sdist.builder.
+SourceBuilder`, whose build environments this same workflow fills (the build requirements are
+resolved and installed by fitwheel, with the request's indexes, caches and format options).
 """
 
 from __future__ import annotations
@@ -40,7 +44,9 @@ from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target
 
 if TYPE_CHECKING:
-    from fitwheel.torchbackend.routing import Router, TorchSettings
+    from fitwheel.sdist.builder import SourceBuilder
+    from fitwheel.torchbackend.routing import Router
+    from fitwheel.torchbackend.settings import TorchSettings
 
 
 class InstallRequest:
@@ -52,6 +58,7 @@ class InstallRequest:
         requirements: Sequence[str] = (),
         requirement_files: Sequence[str] = (),
         constraint_files: Sequence[str] = (),
+        editables: Sequence[str] = (),
         index_url: str | None = None,
         extra_index_urls: Sequence[str] = (),
         find_links: Sequence[str] = (),
@@ -69,6 +76,8 @@ class InstallRequest:
         require_hashes: bool = False,
         no_binary: Sequence[str] = (),
         only_binary: Sequence[str] = (),
+        build_timeout: float | None = None,
+        building: frozenset[str] = frozenset(),
         compile_bytecode: bool = False,
         jobs: int = 4,
         link_mode: str = "hardlink",
@@ -86,6 +95,8 @@ class InstallRequest:
         self.requirements = requirements
         self.requirement_files = requirement_files
         self.constraint_files = constraint_files
+        #: ``-e PATH``: local projects installed in editable mode (PEP 660)
+        self.editables = editables
         self.index_url = index_url
         self.extra_index_urls = extra_index_urls
         self.find_links = find_links
@@ -106,6 +117,10 @@ class InstallRequest:
         #: the flags (see :meth:`with_pip_settings`)
         self.no_binary = no_binary
         self.only_binary = only_binary
+        #: seconds each build backend hook may run (None: the default)
+        self.build_timeout = build_timeout
+        #: the projects whose build environment this install fills (a cycle guard)
+        self.building = building
         self.compile_bytecode = compile_bytecode
         self.jobs = jobs
         #: install from unpacked wheels in the cache by linking ("hardlink") or copying ("copy")
@@ -210,9 +225,12 @@ def _resolved(resolution: Resolution, cand: Candidate) -> Resolved:
     the variant it chose."""
     link = cand.link
     trace = resolution.trace_of(cand)
+    source = redact(link.metadata_url if link.metadata_hashes is not None else link.url)
+    if cand.is_sdist and link.metadata_hashes is None:
+        source = f"what the build backend prepared from {link.filename}"
     return Resolved(
         metadata=resolution.metadata.get(link.url),
-        metadata_source=redact(link.metadata_url if link.metadata_hashes is not None else link.url),
+        metadata_source=source,
         variant=cand.variant,
         variants_source=trace.variants_source if trace is not None else None,
     )
@@ -254,6 +272,18 @@ def _check_hashes_required(
                 "only make sense for one exact version."
             )
     return by_name
+
+
+def _check_built(cand: Candidate, wheel: Path) -> None:
+    from fitwheel.sdist.backend import BuildError
+    from fitwheel.variants.filenames import WheelFilename
+
+    parsed = WheelFilename.parse(wheel.name)
+    if parsed.normalized_name != cand.name or parsed.parsed_version != cand.version:
+        raise BuildError(
+            f"building {cand.link.filename} made {wheel.name}, which is not {cand.name} "
+            f"{cand.version}: the sdist's name or version does not match what it builds."
+        )
 
 
 def run_install(
@@ -304,7 +334,12 @@ def _run_install(
             "package manager owns (PEP 668): create a virtual environment and pass --python "
             "VENV, or pass --break-system-packages to install there anyway."
         )
-    user = collect(request.requirements, request.requirement_files, request.constraint_files)
+    user = collect(
+        request.requirements,
+        request.requirement_files,
+        request.constraint_files,
+        request.editables,
+    )
     if not user.requirements:
         raise FitwheelError("nothing to install: name at least one requirement or pass -r FILE.")
     session = Session(
@@ -314,6 +349,87 @@ def _run_install(
         timeout=DEFAULT_TIMEOUT if request.timeout is None else request.timeout,
         trusted_hosts=frozenset(request.trusted_hosts),
     )
+    with contextlib.ExitStack() as stack:
+        fetcher = _Fetcher(request, session, layout, progress)
+        # on failure (or interrupt) the downloads and unpacking under way end before the
+        # cache is released (and, with --no-cache, removed); so too with --no-cache
+        stack.push(lambda kind, *_: fetcher.close(wait=kind is not None or request.no_cache))
+        sources = _Sources(request, env, layout, fetcher, target, profile, notice)
+        stack.callback(sources.close)
+        user = _build_local_sources(user, sources)
+        return _run_locked(
+            request, env, layout, session, user, target, profile, notice, fetcher, sources
+        )
+
+
+def _build_local_sources(user: UserInput, sources: _Sources) -> UserInput:
+    """Local source trees and sdist files, built into wheels that stand in for them."""
+    if not any(item.source_path is not None for item in user.requirements):
+        return user
+    from packaging.requirements import Requirement
+
+    from fitwheel.index.findlinks import file_sha256
+    from fitwheel.sdist.builder import source_key
+    from fitwheel.variants.filenames import WheelFilename
+
+    out = UserInput(constraints=user.constraints)
+    for item in user.requirements:
+        path = item.source_path
+        if path is None:
+            out.requirements.append(item)
+            continue
+        key = source_key(path) if path.is_dir() else file_sha256(path)
+        if item.editable:
+            wheel = sources.builder().editable(path, key, f"{path} (editable)")
+            parsed = WheelFilename.parse(wheel.name)
+            sources.origins[wheel.resolve()] = (path, "editable")
+            out.requirements.append(
+                UserRequirement(
+                    Requirement(f"{parsed.name}=={parsed.version}"),
+                    {},
+                    wheel.resolve(),
+                    item.origin,
+                    source_path=path,
+                    editable=True,
+                )
+            )
+            continue
+        if item.hashes and not path.is_dir():
+            # --hash pins on a local sdist are checked as on any download
+            checked = DownloadItem(path.name, path.as_uri(), item.hashes)
+            sources.fetcher.downloader.fetch(checked)
+        wheel = sources.builder().wheel(path, key, str(path))
+        parsed = WheelFilename.parse(wheel.name)
+        if not path.is_dir() and parsed.normalized_name != item.name:
+            raise FitwheelError(
+                f"{path} built {wheel.name}, which is not {item.requirement}: the sdist's "
+                "filename and its metadata disagree."
+            )
+        sources.origins[wheel.resolve()] = (path, key)
+        out.requirements.append(
+            UserRequirement(
+                Requirement(f"{parsed.name}=={parsed.version}"),
+                {},
+                wheel.resolve(),
+                item.origin,
+                source_path=path,
+            )
+        )
+    return out
+
+
+def _run_locked(
+    request: InstallRequest,
+    env: TargetEnvironment,
+    layout: CacheLayout,
+    session: Session,
+    user: UserInput,
+    target: Target | None,
+    profile: Profile | None,
+    notice: TextIO | None,
+    fetcher: _Fetcher,
+    sources: _Sources,
+) -> InstallOutcome:
     config = load_index_config(
         index_url=request.index_url,
         extra_index_urls=request.extra_index_urls,
@@ -331,6 +447,8 @@ def _run_install(
         # a requirement's own --variant=LABEL (a frozen variant install); the flag wins
         if item.variant is not None:
             forced.setdefault(item.name, item.variant)
+    from fitwheel.resolve.formats import FormatControl
+
     options = Options(
         target=target,
         python_version=env.python_version,
@@ -338,6 +456,7 @@ def _run_install(
         pre=request.pre,
         no_variants=request.no_variants,
         forced=forced,
+        formats=FormatControl(request.no_binary, request.only_binary),
     )
     router = _router(request, env, user, target, profile, config)
     source = CandidateSource(Finder(config, session, request.index_strategy, route=router), options)
@@ -348,12 +467,8 @@ def _run_install(
         if not request.dry_run:
             stack.enter_context(environment_lock(env.prefix, notice=notice))
             recovered = recover(env.prefix, env.scheme.values())
-        fetcher = _Fetcher(request, session, layout, progress)
-        # on failure (or interrupt) the downloads and unpacking under way end before the
-        # cache is released (and, with --no-cache, removed); so too with --no-cache
-        stack.push(lambda kind, *_: fetcher.close(wait=kind is not None or request.no_cache))
         outcome = _resolve_and_install(
-            request, env, config, source, session, user, profile, fetcher, notice, router
+            request, env, config, source, session, user, profile, fetcher, notice, sources, router
         )
         if outcome.installed is not None:
             outcome.installed.notes[:0] = recovered
@@ -412,6 +527,139 @@ class _Fetcher:
         self.unpacked.close()
 
 
+class _Sources:
+    """Source builds for one install: sdists downloaded by the fetcher's downloader (hashes
+    checked), built by one :class:`SourceBuilder` whose build environments are filled by a
+    nested :func:`run_install`."""
+
+    def __init__(
+        self,
+        request: InstallRequest,
+        env: TargetEnvironment,
+        layout: CacheLayout,
+        fetcher: _Fetcher,
+        target: Target | None,
+        profile: Profile | None,
+        notice: TextIO | None,
+    ) -> None:
+        self.request = request
+        self.env = env
+        self.layout = layout
+        self.fetcher = fetcher
+        self.target = target
+        self.profile = profile
+        self.notice = notice
+        self._builder: SourceBuilder | None = None
+        #: a wheel built from a local source tree or sdist file -> (that path, its key)
+        self.origins: dict[Path, tuple[Path, str]] = {}
+        #: --hash pins by project: an sdist is checked against them before any of its code runs
+        self.pinned: dict[NormalizedName, Mapping[str, frozenset[str]]] = {}
+        self._downloads: dict[tuple[str, str], Downloaded] = {}
+
+    def builder(self) -> SourceBuilder:
+        from fitwheel.sdist.builder import DEFAULT_BUILD_TIMEOUT, SourceBuilder
+
+        if self._builder is None:
+            request = self.request
+            self._builder = SourceBuilder(
+                self.layout.built,
+                python=self.env.python,
+                tags=self.env.tags,
+                install_requirements=self._install_requirements,
+                env=request.env,
+                timeout=request.build_timeout or DEFAULT_BUILD_TIMEOUT,
+                notice=self._say if self.notice is not None else None,
+            )
+        return self._builder
+
+    def _say(self, line: str) -> None:
+        print(f"fitwheel: {line}", file=self.notice)
+
+    def _guard(self, cand: Candidate) -> str:
+        what = f"{cand.name} {cand.version} ({cand.link.filename})"
+        if cand.name in self.request.building:
+            from fitwheel.sdist.backend import BuildError
+
+            chain = " -> ".join([*sorted(self.request.building), str(cand.name)])
+            raise BuildError(
+                f"building {what} needs {cand.name} itself to build ({chain}): a build "
+                f"requirement cannot be built from its own sdist; add an index or find-links "
+                f"folder that has a wheel of {cand.name}."
+            )
+        return what
+
+    def _install_requirements(self, python: Path, requirements: Sequence[str], what: str) -> None:
+        request = self.request
+        name = what.split(" ", 1)[0]
+        nested = InstallRequest(
+            requirements=list(requirements),
+            index_url=request.index_url,
+            extra_index_urls=request.extra_index_urls,
+            find_links=request.find_links,
+            no_index=request.no_index,
+            index_strategy=request.index_strategy,
+            python=str(python),
+            no_variants=request.no_variants,
+            no_binary=request.no_binary,
+            only_binary=request.only_binary,
+            build_timeout=request.build_timeout,
+            building=request.building | {canonicalize_name(name)},
+            jobs=request.jobs,
+            link_mode=request.link_mode,
+            cert=request.cert,
+            env=request.env,
+            cache_dir=self.layout.root,
+            timeout=request.timeout,
+            retries=request.retries,
+            trusted_hosts=request.trusted_hosts,
+        )
+        if self.notice is not None:
+            self._say(f"installing the build requirements of {what}: {', '.join(requirements)}")
+        try:
+            _run_install(nested, self.layout.root, self.target, self.profile, None, None)
+        except FitwheelError as exc:
+            from fitwheel.sdist.backend import BuildError
+
+            raise BuildError(f"cannot set up the build environment of {what}: {exc}") from None
+
+    def download(
+        self, cand: Candidate, hashes: Mapping[str, frozenset[str]] | None = None
+    ) -> Downloaded:
+        """The sdist, checked against ``hashes`` (default: the published ones)."""
+        wanted = (
+            hashes
+            if hashes is not None
+            else {a: frozenset({h}) for a, h in cand.link.hashes.items()}
+        )
+        key = (cand.link.url, repr(sorted((a, sorted(d)) for a, d in wanted.items())))
+        done = self._downloads.get(key)
+        if done is None:
+            item = DownloadItem(cand.link.filename, cand.link.url, wanted)
+            done = self.fetcher.downloader.fetch(item, self.fetcher.progress)
+            self._downloads[key] = done
+        return done
+
+    def metadata(self, cand: Candidate) -> bytes:
+        what = self._guard(cand)
+        pinned = self.pinned.get(cand.name)
+        if pinned is None and self.request.require_hashes:
+            raise HashRequiredError(
+                f"--require-hashes is on, but {cand.name} {cand.version} has no --hash in the "
+                "requirements, and its sdist would have to be built (running its code) to "
+                "resolve: list it with a pinned version and its hashes."
+            )
+        done = self.download(cand, pinned)
+        return self.builder().metadata(done.path, done.sha256, what)
+
+    def wheel(self, cand: Candidate, done: Downloaded) -> Path:
+        what = self._guard(cand)
+        return self.builder().wheel(done.path, done.sha256, what)
+
+    def close(self) -> None:
+        if self._builder is not None:
+            self._builder.close()
+
+
 def _torch_spec(user: UserInput) -> SpecifierSet:
     spec = SpecifierSet()
     for item in (*user.requirements, *user.constraints):
@@ -459,8 +707,7 @@ def _add_torch_warnings(
     """The fallback that was accepted, and GPU builds for a GPU the target does not have."""
     if profile is None and router is None:
         return
-    from fitwheel.torchbackend.gpubuild import gpu_build_warnings
-    from fitwheel.torchbackend.table import load_backend_table
+    from fitwheel.torchbackend.gpubuild import build_kind, gpu_build_warnings
 
     env, resolution, planned = outcome.environment, outcome.resolution, outcome.planned
     out = outcome.warnings
@@ -476,6 +723,11 @@ def _add_torch_warnings(
             f"no torch backend runs on the GPU here ({gpus}); the cpu build is installed "
             "because --allow-fallback accepts it"
         )
+    pinned = [c.name for c in resolution.pins]
+    if not any(build_kind(c, pinned) for c in resolution.pins):
+        return  # no GPU build at all: the table is not needed
+    from fitwheel.torchbackend.table import load_backend_table
+
     table = load_backend_table()
     projects = {canonicalize_name(p) for p in table.projects}
     if request.torch is not None:
@@ -523,6 +775,7 @@ def _resolve_and_install(
     profile: Profile | None,
     fetcher: _Fetcher,
     notice: TextIO | None,
+    sources: _Sources,
     router: Router | None = None,
 ) -> InstallOutcome:
     installed_dists = env.installed()
@@ -541,8 +794,10 @@ def _resolve_and_install(
             # download (and unpack) each wheel as the resolver pins it, while it goes on
             if installed.get(cand.name) == cand.version and not request.force_reinstall:
                 return  # most likely kept as installed
-            fetcher.start(cand)
+            if not cand.is_sdist:
+                fetcher.start(cand)
 
+    sources.pinned = {item.name: item.hashes for item in user.requirements if item.hashes}
     resolution = resolve(
         user,
         source,
@@ -554,24 +809,23 @@ def _resolve_and_install(
         devices=profile.devices if profile is not None else (),
         allow_fallback=request.allow_fallback,
         on_pin=on_pin,
+        build_metadata=sources.metadata,
     )
-    no_binary = {canonicalize_name(n) for n in request.no_binary}
-    for cand in resolution.pins:
-        if ":all:" in request.no_binary or cand.name in no_binary:
-            raise FitwheelError(
-                f"--no-binary asks to build {cand.name} from source, but fitwheel installs wheels "
-                "only: drop --no-binary for it or build the wheel first."
-            )
     user_hashes = (
         _check_hashes_required(user, resolution)
         if request.require_hashes
         else {item.name: item for item in user.requirements if item.hashes}
     )
     planned: list[Planned] = []
+
+    # a local project given by path is installed afresh, as pip does (its files may have changed)
+    local_builds = {item.name for item in user.requirements if item.source_path is not None}
     for cand in resolution.pins:
         current = installed_dists.get(cand.name)
         action = "install"
-        if current is not None and not request.force_reinstall:
+        if current is not None and cand.name in local_builds:
+            action = "reinstall"
+        elif current is not None and not request.force_reinstall:
             same = (
                 installed.get(cand.name) == cand.version and installed_label(current) == cand.label
             )
@@ -582,6 +836,7 @@ def _resolve_and_install(
             Planned(cand, cand.name in resolution.requested, action, sha256=cand.link.sha256)
         )
     outcome = InstallOutcome(env, config, resolution, planned, None)
+    outcome.warnings += resolution.invalid
     outcome.router = router
     outcome.warnings += skipped_versions(resolution)
     outcome.warnings += shadowed(resolution.pins, resolution.specifiers, source)
@@ -624,16 +879,44 @@ def _resolve_and_install(
                 # in for them
                 hashes = dict(pinned.hashes)
         items.append(DownloadItem(p.candidate.link.filename, p.candidate.link.url, hashes))
-    fetched = fetcher.fetch_all(items)
-    for p, done in zip(to_fetch, fetched, strict=True):
-        p.downloaded = done
-        p.sha256 = done.sha256
+    wheel_items = [i for i, p in zip(items, to_fetch, strict=True) if not p.candidate.is_sdist]
+    fetched = iter(fetcher.fetch_all(wheel_items))
+    for p, item in zip(to_fetch, items, strict=True):
+        if p.candidate.is_sdist:
+            # the sdist's hashes (published or pinned) are checked; then the wheel built from it
+            sdist = sources.download(p.candidate, dict(item.hashes))
+            built = sources.wheel(p.candidate, sdist)
+            _check_built(p.candidate, built)
+            from fitwheel.index.findlinks import file_sha256
+
+            p.downloaded = Downloaded(item, built, file_sha256(built), sdist.from_cache)
+        else:
+            p.downloaded = next(fetched)
+        p.sha256 = p.downloaded.sha256
     local = {str(item.wheel_path) for item in user.requirements if item.wheel_path is not None}
     wheels = []
     for p in to_fetch:
         assert p.downloaded is not None
         path = p.downloaded.path
         direct = str(path) in local
+        direct_url: dict[str, object] | None = (
+            {"url": path.as_uri(), "archive_info": {"hashes": {"sha256": p.sha256}}}
+            if direct
+            else None
+        )
+        origin = sources.origins.get(path.resolve())
+        if origin is not None:
+            source_path, key = origin
+            direct_url = (
+                {"url": source_path.as_uri(), "dir_info": {"editable": True}}
+                if key == "editable"
+                else {"url": source_path.as_uri(), "dir_info": {}}
+                if source_path.is_dir()
+                else {
+                    "url": source_path.as_uri(),
+                    "archive_info": {"hashes": {"sha256": key}},
+                }
+            )
         wheels.append(
             WheelToInstall(
                 path,
@@ -641,9 +924,7 @@ def _resolve_and_install(
                 str(p.candidate.version),
                 requested=p.requested,
                 sha256=p.sha256,
-                direct_url={"url": path.as_uri(), "archive_info": {"hashes": {"sha256": p.sha256}}}
-                if direct
-                else None,
+                direct_url=direct_url,
                 resolved=_resolved(outcome.resolution, p.candidate),
             )
         )

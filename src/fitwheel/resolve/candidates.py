@@ -2,7 +2,10 @@
 
 Versions are chosen as usual (variants never influence which version); inside one version the
 candidates are: the compatible variant wheels in the order :func:`order_variants` gives for the
-target, then the non-variant wheel. Every step is written to a :class:`VersionTrace` so that
+target, then the non-variant wheel, then the source distribution (built only if the resolver
+gets that far: a version with no wheel for this interpreter is still a candidate through its
+sdist, as with pip). ``--no-binary`` / ``--only-binary`` (:mod:`fitwheel.resolve.formats`)
+drop the wheels or the sdists of a project. Every step is written to a :class:`VersionTrace` so that
 ``--explain`` and ``--report`` can say why a wheel was picked or rejected.
 """
 
@@ -20,8 +23,9 @@ from packaging.version import InvalidVersion, Version
 from fitwheel.errors import FitwheelError
 from fitwheel.index.finder import FIND_LINKS_RANK, Finder
 from fitwheel.index.simple import Link
+from fitwheel.resolve.formats import FormatControl
 from fitwheel.variants.errors import VariantError
-from fitwheel.variants.filenames import WheelFilename
+from fitwheel.variants.filenames import SdistFilename, WheelFilename, is_sdist_filename
 from fitwheel.variants.model import VariantDescription, VariantInfo
 from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target, order_variants
@@ -36,14 +40,19 @@ class Candidate:
     name: NormalizedName
     version: Version
     link: Link
-    wheel: WheelFilename
+    #: None: a source distribution, built into a wheel when installed
+    wheel: WheelFilename | None
     #: None: a non-variant wheel
     variant: VariantDescription | None = None
     extras: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str | None:
-        return self.wheel.variant_label
+        return self.wheel.variant_label if self.wheel is not None else None
+
+    @property
+    def is_sdist(self) -> bool:
+        return self.wheel is None
 
     def with_extras(self, extras: frozenset[str]) -> Candidate:
         return Candidate(self.name, self.version, self.link, self.wheel, self.variant, extras)
@@ -93,7 +102,7 @@ class VersionTrace:
 
 
 class Options:
-    __slots__ = ("forced", "no_binary", "no_variants", "pre", "python_version", "tags", "target")
+    __slots__ = ("forced", "formats", "no_variants", "pre", "python_version", "tags", "target")
 
     def __init__(
         self,
@@ -103,7 +112,7 @@ class Options:
         pre: bool = False,
         no_variants: bool = False,
         forced: Mapping[NormalizedName, str] | None = None,
-        no_binary: frozenset[NormalizedName] = frozenset(),
+        formats: FormatControl | None = None,
     ) -> None:
         self.target = target
         self.python_version = python_version
@@ -112,8 +121,8 @@ class Options:
         self.no_variants = no_variants
         #: project -> label to install without checking it
         self.forced: Mapping[NormalizedName, str] = {} if forced is None else forced
-        #: projects for which only plain wheels count (--no-binary lists those that fail loudly)
-        self.no_binary = no_binary
+        #: --no-binary / --only-binary: whether a project's wheels and sdists count
+        self.formats = FormatControl() if formats is None else formats
 
 
 def _read_variants(
@@ -148,13 +157,20 @@ def _read_variants(
         infos.append(loads_variant_info(data, wheel_link.url, "wheel", expected_label=label))
     if not infos:
         return None, None
-    return merge_variant_infos(
-        infos, source=f"variant.json of {name} {version}"
-    ), "wheels' variant.json"
+    from fitwheel.variants.filenames import variants_json_filename
+
+    # PEP 825 allows it; --explain says so, since the index serves no variants file
+    said = (
+        f"the wheels' own variant.json (the index serves no "
+        f"{variants_json_filename(name, version)})"
+    )
+    return merge_variant_infos(infos, source=f"variant.json of {name} {version}"), said
 
 
-#: a compatible wheel: its link, parsed filename and best tag rank (0: most specific)
-_Wheel = tuple[Link, WheelFilename, int]
+#: a compatible wheel: its link, parsed filename and best tag rank (0: most specific); an sdist
+#: has no filename (None) and comes after every wheel
+_Wheel = tuple[Link, WheelFilename | None, int]
+_SDIST_RANK = 1 << 30
 
 
 class CandidateSource:
@@ -238,13 +254,23 @@ class CandidateSource:
     def _scan(self, key: NormalizedName) -> list[tuple[Version, list[_Wheel]]]:
         tag_rank = self._tag_rank()
         by_version: dict[Version, list[_Wheel]] = {}
+        formats = self.options.formats
+        wheels_ok = formats.wheels_allowed(key)
+        sdists_ok = formats.sdists_allowed(key)
         for link in self.finder.links(key):
             if not link.is_wheel:
+                sdist = _sdist_version(link, key)
+                if sdist is None or not self._python_ok(link):
+                    continue
+                if sdists_ok:
+                    by_version.setdefault(sdist, []).append((link, None, _SDIST_RANK))
                 continue
             try:
                 wheel = WheelFilename.parse(link.filename)
                 version = Version(wheel.version)
             except (VariantError, InvalidVersion):
+                continue
+            if not wheels_ok:
                 continue
             if canonicalize_name(wheel.name) != key or not self._python_ok(link):
                 continue
@@ -272,10 +298,11 @@ class CandidateSource:
     ) -> list[Candidate]:
         def best(items: list[_Wheel]) -> list[_Wheel]:
             # best tag first, then the highest build number (as pip orders)
-            return sorted(items, key=lambda t: (t[2], _build_key(t[1].build)))
+            return sorted(items, key=lambda t: (t[2], _build_key(t[1].build if t[1] else None)))
 
-        plain = best([w for w in wheels if w[1].variant_label is None])
-        variant = [w for w in wheels if w[1].variant_label is not None]
+        sdists = [w for w in wheels if w[1] is None]
+        plain = best([w for w in wheels if w[1] is not None and w[1].variant_label is None])
+        variant = [w for w in wheels if w[1] is not None and w[1].variant_label is not None]
         trace = VersionTrace(name, str(version), has_plain_wheel=bool(plain))
         out: list[Candidate] = []
         forced = self.options.forced.get(name)
@@ -286,13 +313,13 @@ class CandidateSource:
             trace.info = info
             if forced is not None:
                 trace.forced = forced
-                chosen = best([w for w in variant if w[1].variant_label == forced])
+                chosen = best([w for w in variant if _label(w) == forced])
                 if not chosen:
                     return []
                 desc = info.variants.get(forced) if info else None
                 return [Candidate(name, version, w[0], w[1], desc) for w in chosen[:1]]
             if info is None:
-                for label in sorted({w[1].variant_label or "" for w in variant}):
+                for label in sorted({_label(w) for w in variant}):
                     trace.rejected[label] = "no variants.json and no variant.json in the wheel"
             else:
                 target = self.options.target
@@ -303,22 +330,44 @@ class CandidateSource:
                 ordering = order_variants(info, target)
                 trace.rejected.update(ordering.rejected)
                 for desc in ordering.ordered:
-                    matching = best([w for w in variant if w[1].variant_label == desc.label])
+                    matching = best([w for w in variant if _label(w) == desc.label])
                     if not matching:
                         trace.no_wheel.append(desc.label)
                         continue
                     trace.ordered.append(desc.label)
                     link, wheel, _ = matching[0]
                     out.append(Candidate(name, version, link, wheel, desc))
-                for label in sorted({w[1].variant_label or "" for w in variant}):
+                for label in sorted({_label(w) for w in variant}):
                     if label not in info.variants:
                         trace.rejected[label] = "the label is not in the version's variant metadata"
         elif forced is not None and not self.options.no_variants:
             return []
         if plain:
-            link, wheel, _ = plain[0]
-            out.append(Candidate(name, version, link, wheel, None))
+            link, plain_wheel, _ = plain[0]
+            out.append(Candidate(name, version, link, plain_wheel, None))
+        if sdists:
+            # one sdist per version: the first index's (the scan kept only its files), .tar.gz
+            # before .zip
+            sdists.sort(key=lambda w: not w[0].filename.lower().endswith(".tar.gz"))
+            out.append(Candidate(name, version, sdists[0][0], None, None))
         return out
+
+
+def _label(item: _Wheel) -> str:
+    return (item[1].variant_label if item[1] is not None else None) or ""
+
+
+def _sdist_version(link: Link, key: NormalizedName) -> Version | None:
+    """The version of an sdist of project ``key`` (None: not one, or another project's)."""
+    if not is_sdist_filename(link.filename):
+        return None
+    try:
+        parsed = SdistFilename.parse(link.filename, key)
+    except VariantError:
+        return None
+    if parsed.normalized_name != key:
+        return None
+    return parsed.parsed_version
 
 
 def _build_key(build: str | None) -> tuple[int, str]:

@@ -12,7 +12,9 @@ names the cause:
   wheels are for are listed);
 - every matching wheel's ``Requires-Python`` excludes this interpreter (the newest version
   that would fit is named);
-- every matching file is yanked.
+- every matching file is yanked;
+- the matching files are all of a kind ``--only-binary`` (sdists) or ``--no-binary`` (wheels)
+  refuses.
 
 Anything else (the versions exist and fit, but the requirements conflict) is left to the
 resolver's own account of the conflict.
@@ -159,9 +161,33 @@ def unavailable_reason(
             f"no version of {key} matches {specifier or 'the requirement'}: the versions are "
             f"{_shown([str(v) for v in versions])}, from {_where(source, links)}"
         )
+    formats = options.formats
+    sdists = [f for f in matching if f.wheel is None]
+    if not formats.wheels_allowed(key):
+        if sdists:
+            return None  # the sdists were candidates: a conflict, or what they build
+        versions = sorted({f.version for f in matching}, reverse=True)
+        refusal = formats.wheel_refusal(key)
+        return (
+            f"{key} has only wheels ({_shown([str(v) for v in versions])}), which {refusal} "
+            f"refuses; drop {refusal} for it, or add an index that has its source distribution"
+        )
     wheels = [f for f in matching if f.wheel is not None]
+    sdist_only = sorted({f.version for f in sdists} - {f.version for f in wheels}, reverse=True)
+    if not formats.sdists_allowed(key) and sdists:
+        supported_tags = set(options.tags)
+        if not any(any(t in supported_tags for t in f.tags) for f in wheels):
+            refusal = formats.refusal(key)
+            shown = _shown([str(v) for v in sdist_only or sorted({f.version for f in sdists})])
+            return (
+                f"only source distributions ({shown}), builds refused by {refusal}; drop "
+                f"{refusal} for {key} to let fitwheel build it, or add an index that has its "
+                "wheels"
+            )
     if not wheels:
         return None  # source distributions only: the build step decides
+    if sdists and formats.sdists_allowed(key):
+        return None  # the sdists were candidates too
     supported = set(options.tags)
     fitting = [f for f in wheels if any(t in supported for t in f.tags)]
     if not fitting:

@@ -3,7 +3,12 @@
 Identifiers are ``name`` or ``name[extra,...]``; a candidate with extras depends on the same
 version of the plain name, so extras never split a project in two. Dependencies are read from
 the chosen wheel's own metadata (variants of one version may differ) and their markers are
-evaluated with the variant markers of that wheel.
+evaluated with the variant markers of that wheel. A source distribution's metadata comes from
+the index (PEP 658) when it has it, else from the build backend (``build_metadata``:
+``prepare_metadata_for_build_wheel``, run only for the candidates the resolver gets to).
+
+A candidate whose metadata is invalid (an unparsable ``Requires-Dist``, a name or version that
+is not the file's) is skipped with a warning, as pip does: one broken release never stops a run.
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ from fitwheel.wheel.metadata import CoreMetadata, parse_metadata, split_requires
 
 class DependencyError(FitwheelError):
     pass
+
+
+class InvalidCandidateMetadata(DependencyError):
+    """A candidate's metadata cannot be used: the candidate is skipped (with a warning)."""
 
 
 def identify_requirement(req: Requirement) -> str:
@@ -73,6 +82,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         preferred: Mapping[NormalizedName, Version] | None = None,
         prefetch_jobs: int = 4,
         on_pin: Callable[[Candidate], None] | None = None,
+        build_metadata: Callable[[Candidate], bytes] | None = None,
         shared: SharedMetadata | None = None,
     ) -> None:
         self.source = source
@@ -88,6 +98,10 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self.prefetch_jobs = prefetch_jobs
         #: told of each candidate the resolver is about to pin (it may still backtrack)
         self.on_pin = on_pin
+        #: an sdist candidate's METADATA, from its build backend (None: sdists cannot be used)
+        self.build_metadata = build_metadata
+        #: one line per candidate skipped for invalid metadata (pip's warning)
+        self.skipped: list[str] = []
         # what the wheels' metadata says, by URL: shared by the resolutions of several targets
         shared = SharedMetadata() if shared is None else shared
         self._metadata = shared.requires
@@ -182,6 +196,18 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
                         continue
                     if cand.link.yanked is not None and not use_yanked:
                         continue
+                    if cand.is_sdist and self.build_metadata is None:
+                        continue  # no builder here (a lock resolves wheels only)
+                    try:
+                        self._requires(cand)
+                    except InvalidCandidateMetadata as exc:
+                        line = (
+                            f"ignoring {cand.name} {cand.version} ({cand.link.filename}): "
+                            f"its metadata is invalid: {exc}"
+                        )
+                        if line not in self.skipped:
+                            self.skipped.append(line)
+                        continue
                     if not self._python_ok(cand):
                         continue
                     yield cand.with_extras(extras) if extras else cand
@@ -244,7 +270,10 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             else:
                 return
             candidates = self.source.version_candidates(name, version)
-            if candidates:
+            if candidates and not (
+                candidates[0].is_sdist and candidates[0].link.metadata_hashes is None
+            ):
+                # an sdist without index metadata is built only when the resolver asks
                 self.prefetch(self._dependencies(candidates[0]))
 
     def close(self) -> None:
@@ -314,29 +343,52 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
     def _read_requires(self, candidate: Candidate) -> list[tuple[Requirement, str | None]]:
         url = candidate.link.url
         if url not in self._metadata:
-            raw = fetch_metadata(candidate.link, self.session)
-            meta = parse_metadata(raw, f"{candidate.link.filename} (METADATA)")
+            raw = self._raw_metadata(candidate)
+            from fitwheel.errors import InvalidWheelError
+
+            try:
+                meta = parse_metadata(raw, f"{candidate.link.filename} (METADATA)")
+            except InvalidWheelError as exc:
+                raise InvalidCandidateMetadata(str(exc)) from None
             meta_name, meta_version = meta.name, meta.version
             try:
                 parsed_version = Version(meta_version) if meta_version else None
             except InvalidVersion:
-                raise DependencyError(
+                raise InvalidCandidateMetadata(
                     f"{candidate.link.filename}: its metadata gives the Version "
-                    f"{meta_version!r}, which is not a valid version (PEP 440); refusing to use it."
+                    f"{meta_version!r}, which is not a valid version (PEP 440)"
                 ) from None
             if (meta_name and canonicalize_name(meta_name) != candidate.name) or (
                 parsed_version is not None and parsed_version != candidate.version
             ):
-                raise DependencyError(
+                raise InvalidCandidateMetadata(
                     f"{candidate.link.filename}: its metadata says {meta_name} {meta_version}, "
-                    "which does not match the filename; refusing to use it."
+                    "which does not match the filename"
                 )
+            try:
+                requires = [
+                    split_dependency(value, candidate.link.filename) for value in meta.requires_dist
+                ]
+            except DependencyError as exc:
+                raise InvalidCandidateMetadata(str(exc)) from None
             self._requires_python[url] = meta.requires_python
             self.core_metadata[url] = meta
-            self._metadata[url] = [
-                split_dependency(value, candidate.link.filename) for value in meta.requires_dist
-            ]
+            self._metadata[url] = requires
         return self._metadata[url]
+
+    def _raw_metadata(self, candidate: Candidate) -> bytes:
+        if not candidate.is_sdist:
+            return fetch_metadata(candidate.link, self.session)
+        from fitwheel.index.findlinks import local_path
+
+        if candidate.link.metadata_hashes is not None and local_path(candidate.link.url) is None:
+            return fetch_metadata(candidate.link, self.session)  # PEP 658: no build needed
+        if self.build_metadata is None:
+            raise DependencyError(
+                f"{candidate.link.filename} is a source distribution, and source builds are "
+                "not available here."
+            )
+        return self.build_metadata(candidate)
 
 
 def split_dependency(value: str, source: str) -> tuple[Requirement, str | None]:
@@ -347,4 +399,4 @@ def split_dependency(value: str, source: str) -> tuple[Requirement, str | None]:
     try:
         return split_requires_dist(value)
     except InvalidRequirement as exc:
-        raise DependencyError(f"{source}: cannot parse the dependency {value!r}: {exc}.") from exc
+        raise DependencyError(f"{source}: cannot parse the dependency {value!r}: {exc}") from exc

@@ -1,4 +1,5 @@
-"""What the user asked for: requirement strings, local wheel paths, requirement/constraint files.
+"""What the user asked for: requirement strings, local wheel paths, local source trees and sdist
+files (built into wheels before resolution), requirement/constraint files.
 
 Requirement files take pip's core syntax: one PEP 508 requirement per line, ``#`` comments,
 backslash continuations, ``-r``/``--requirement`` and ``-c``/``--constraint`` (relative to the
@@ -35,6 +36,10 @@ class UserRequirement:
     origin: str = "command line"
     #: ``--variant=LABEL``: install this variant (not part of equality or the hash)
     variant: str | None = field(default=None, compare=False)
+    #: a local source tree or sdist file given directly (built into ``wheel_path``)
+    source_path: Path | None = None
+    #: ``-e``: installed in editable mode (PEP 660)
+    editable: bool = False
 
     @property
     def name(self) -> NormalizedName:
@@ -57,6 +62,23 @@ def _looks_like_wheel(text: str) -> bool:
     if "@" in text or "://" in text or ";" in text:
         return False
     return text.endswith(".whl") and ("/" in text or Path(text).exists())
+
+
+def _local_source(text: str, base: Path | None) -> Path | None:
+    """The source tree or sdist file a requirement names by path (None: not a path)."""
+    if "@" in text or "://" in text or ";" in text:
+        return None
+    from fitwheel.variants.filenames import is_sdist_filename
+
+    pathlike = text.startswith((".", "/", "~")) or "/" in text or is_sdist_filename(text)
+    if not pathlike:
+        return None
+    path = Path(text).expanduser()
+    if base is not None and not path.is_absolute():
+        path = base / path
+    if path.is_dir() or (is_sdist_filename(path.name) and (path.is_file() or "/" in text)):
+        return path
+    return None
 
 
 def parse_line(text: str, origin: str, base: Path | None = None) -> UserRequirement:
@@ -97,6 +119,29 @@ def parse_line(text: str, origin: str, base: Path | None = None) -> UserRequirem
         wheel = WheelFilename.parse(path.name)
         req = Requirement(f"{wheel.name}=={wheel.version}")
         return UserRequirement(req, frozen, path.resolve(), origin, variant)
+    source = _local_source(spec, base)
+    if source is not None:
+        if source.is_dir():
+            if not any((source / f).is_file() for f in ("pyproject.toml", "setup.py")):
+                raise RequirementError(
+                    f"{origin}: {source} is a folder without pyproject.toml or setup.py, so it "
+                    "is not a Python project to build."
+                )
+            placeholder = Requirement("local-source")
+        else:
+            if not source.is_file():
+                raise RequirementError(
+                    f"{origin}: the source distribution {source} does not exist."
+                )
+            from fitwheel.variants.errors import VariantError
+            from fitwheel.variants.filenames import SdistFilename
+
+            try:
+                parsed = SdistFilename.parse(source.name)
+            except VariantError as exc:
+                raise RequirementError(f"{origin}: {exc}") from None
+            placeholder = Requirement(f"{parsed.name}=={parsed.version}")
+        return UserRequirement(placeholder, frozen, None, origin, source_path=source.resolve())
     try:
         req = Requirement(spec)
     except InvalidRequirement as exc:
@@ -170,17 +215,37 @@ def read_file(
 
 
 def collect(
-    requirements: Iterable[str], files: Iterable[str] = (), constraint_files: Iterable[str] = ()
+    requirements: Iterable[str],
+    files: Iterable[str] = (),
+    constraint_files: Iterable[str] = (),
+    editables: Iterable[str] = (),
 ) -> UserInput:
     out = UserInput()
     for text in requirements:
         out.requirements.append(parse_line(text, "command line", Path.cwd()))
+    for text in editables:
+        item = parse_line(text, "command line (-e)", Path.cwd())
+        if item.source_path is None or not item.source_path.is_dir():
+            raise RequirementError(
+                f"-e {text}: an editable install needs a local project folder (with "
+                "pyproject.toml or setup.py)."
+            )
+        out.requirements.append(
+            UserRequirement(
+                item.requirement,
+                item.hashes,
+                None,
+                item.origin,
+                source_path=item.source_path,
+                editable=True,
+            )
+        )
     for name in files:
         read_file(Path(name), out)
     for name in constraint_files:
         read_file(Path(name), out, constraint=True)
     for item in out.constraints:
-        if item.requirement.extras or item.wheel_path is not None:
+        if item.requirement.extras or item.wheel_path is not None or item.source_path is not None:
             raise RequirementError(
                 f"{item.origin}: a constraint names a version range only, not extras or files."
             )

@@ -36,7 +36,7 @@ class UnsupportedDeviceError(ResolutionError):
 
 
 class Resolution:
-    __slots__ = ("decisions", "metadata", "pins", "requested", "specifiers", "traces")
+    __slots__ = ("decisions", "invalid", "metadata", "pins", "requested", "specifiers", "traces")
 
     def __init__(
         self,
@@ -53,6 +53,8 @@ class Resolution:
         self.decisions: list[str] = [] if decisions is None else decisions
         #: wheel URL -> the core metadata the resolver read for it
         self.metadata: Mapping[str, CoreMetadata] = {} if metadata is None else metadata
+        #: candidates skipped because their metadata is invalid (one warning line each)
+        self.invalid: list[str] = []
         #: every project's requirements and constraints together (what another version of it
         #: would have to satisfy)
         self.specifiers: Mapping[NormalizedName, SpecifierSet] = (
@@ -89,12 +91,14 @@ def resolve(
     devices: Sequence[Device] = (),
     allow_fallback: bool = False,
     on_pin: Callable[[Candidate], None] | None = None,
+    build_metadata: Callable[[Candidate], bytes] | None = None,
     shared: SharedMetadata | None = None,
 ) -> Resolution:
     """Pin a candidate for every requirement and dependency. ``on_pin`` hears of each
     candidate as the resolver is about to pin it (before its dependencies are read), so that
-    its download can start; a later backtrack may still drop it. ``shared`` holds the wheels'
-    metadata across several resolutions (one per lock target)."""
+    its download can start; a later backtrack may still drop it. ``build_metadata`` gives an
+    sdist candidate's metadata (through its build backend); without it sdists cannot be used.
+    ``shared`` holds the wheels' metadata across several resolutions (one per lock target)."""
     from resolvelib import Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
@@ -116,6 +120,7 @@ def resolve(
         no_deps=no_deps,
         preferred=preferred,
         on_pin=on_pin,
+        build_metadata=build_metadata,
         shared=shared,
     )
     decisions: list[str] = []
@@ -133,7 +138,10 @@ def resolve(
     try:
         result = resolver.resolve(roots, max_rounds=2000)
     except ResolutionImpossible as exc:
-        raise ResolutionError(_impossible_message(exc, provider, constraints)) from None
+        message = _impossible_message(exc, provider, constraints)
+        if provider.skipped:
+            message += " Skipped for invalid metadata: " + "; ".join(provider.skipped) + "."
+        raise ResolutionError(message) from None
     except ResolutionTooDeep as exc:
         raise ResolutionError(
             f"the requirements could not be resolved within {exc.round_count} rounds; "
@@ -151,6 +159,7 @@ def resolve(
     resolution = Resolution(
         pins, requested, source.traces, decisions, specifiers, provider.core_metadata
     )
+    resolution.invalid = list(provider.skipped)
     if not allow_fallback:
         check_gpu_fallback(resolution, devices)
     return resolution

@@ -28,6 +28,7 @@ from fitwheel.index.finder import Finder
 from fitwheel.index.simple import Link, variants_json_key
 from fitwheel.platform.profile import Device
 from fitwheel.torchbackend.choose import Choice, accepts_version, choose_backend, explicit_choice
+from fitwheel.torchbackend.settings import TorchSettings
 from fitwheel.torchbackend.table import BackendTable
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename
@@ -45,19 +46,6 @@ class UnsupportedGpuError(TorchBackendError):
 
 class _Missing(Exception):
     """A backend index that does not exist on this mirror (its root answers 404)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TorchSettings:
-    """The torch-related settings in force, each with where it came from."""
-
-    backend: str | None = None
-    backend_origin: str = "--torch-backend"
-    index_url: str = ""
-    index_url_origin: str = "the default"
-    variant_index_urls: tuple[str, ...] = ()
-    variant_index_origin: str = "--variant-index-url"
-    extra_projects: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -29,11 +29,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError, UsageError
+from fitwheel.torchbackend.settings import DEFAULT_INDEX_URL as DEFAULT_INDEX_URL
 
 TABLE_FILE = "torch_backends.json"
 TABLE_FORMAT = 1
-#: PyTorch's download root; ``BASE/<backend>/`` is a simple index
-DEFAULT_INDEX_URL = "https://download.pytorch.org/whl"
 
 _CUDA = re.compile(r"cu(\d+)(\d)")
 _ROCM = re.compile(r"rocm(\d+)\.(\d+)(?:\.(\d+))?")

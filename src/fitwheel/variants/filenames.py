@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
 __all__ = [
+    "SDIST_SUFFIXES",
     "VARIANTS_JSON_SUFFIX",
+    "SdistFilename",
     "VariantsJsonFilename",
     "WheelFilename",
     "parse_variants_json_filename",
@@ -35,6 +37,8 @@ __all__ = [
 ]
 
 VARIANTS_JSON_SUFFIX = "-variants.json"
+#: the source distribution archives fitwheel builds from (PEP 625's ``.tar.gz``, and ``.zip``)
+SDIST_SUFFIXES = (".tar.gz", ".zip")
 
 _NAME_RE = re.compile(r"[A-Za-z0-9._]+")
 _BUILD_RE = re.compile(r"[0-9][A-Za-z0-9_.]*")
@@ -279,3 +283,64 @@ def variants_json_filename(name: str, version: str) -> str:
 
 def parse_variants_json_filename(filename: str) -> VariantsJsonFilename:
     return VariantsJsonFilename.parse(filename)
+
+
+class SdistFilename(Frozen):
+    """``{name}-{version}.tar.gz`` (or ``.zip``): a source distribution's name and version.
+
+    Older sdists keep ``-`` in the name (``python-dateutil-2.8.2.tar.gz``); given the project it
+    belongs to, the split is the one whose prefix is that project, as pip reads them; without it,
+    the last ``-`` splits."""
+
+    __slots__ = ("name", "suffix", "version")
+    name: str
+    version: str
+    suffix: str
+
+    def __init__(self, name: str, version: str, suffix: str) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "suffix", suffix)
+
+    @classmethod
+    def parse(cls, filename: str, project: str | None = None) -> SdistFilename:
+        suffix = next((s for s in SDIST_SUFFIXES if filename.lower().endswith(s)), None)
+        if suffix is None:
+            raise InvalidWheelFilenameError(
+                f"a source distribution is named '{{name}}-{{version}}' + one of "
+                f"{', '.join(SDIST_SUFFIXES)}",
+                source=filename,
+            )
+        stem = filename[: -len(suffix)]
+        splits = [i for i, ch in enumerate(stem) if ch == "-"]
+        if project is not None:
+            key = canonicalize_name(project)
+            splits = [i for i in splits if canonicalize_name(stem[:i]) == key] or splits[-1:]
+        for cut in reversed(splits):
+            name, version = stem[:cut], stem[cut + 1 :]
+            if not _PROJECT_NAME_RE.fullmatch(name):
+                continue
+            try:
+                Version(version)
+            except InvalidVersion:
+                continue
+            return cls(name, version, suffix)
+        raise InvalidWheelFilenameError(
+            "expected '{name}-{version}' before the archive suffix, with a valid version",
+            source=filename,
+        )
+
+    @property
+    def normalized_name(self) -> NormalizedName:
+        return canonicalize_name(self.name)
+
+    @property
+    def parsed_version(self) -> Version:
+        return Version(self.version)
+
+    def format(self) -> str:
+        return f"{self.name}-{self.version}{self.suffix}"
+
+
+def is_sdist_filename(filename: str) -> bool:
+    return filename.lower().endswith(SDIST_SUFFIXES)

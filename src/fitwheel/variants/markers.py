@@ -172,9 +172,15 @@ def _parse_marker(text: str) -> Marker:
         ) from None
     except RecursionError:
         raise VariantFormatError(f"marker {text[:60]!r}... is nested too deeply") from None
+    from packaging import markers as _markers
     from packaging.markers import Marker
 
     checked = _check_tree(tree, text)
+    # as Marker() does: 'extra' literals are normalised (``extra == "Extra_B"`` is "extra-b"),
+    # since packaging normalises the environment's extra before comparing
+    normalize = getattr(_markers, "_normalize_extra_values", None)
+    if normalize is not None:
+        checked = normalize(checked)
     from_markers = getattr(Marker, "_from_markers", None)
     if from_markers is not None:
         return from_markers(checked)  # type: ignore[no-any-return]

@@ -225,6 +225,9 @@ def without_zip64(extra: bytes) -> bytes:
 class WheelArchive:
     """An opened, structurally checked wheel. Use as a context manager."""
 
+    #: the wheel's own ``variant.json`` member, if any
+    variant_json_name: str | None
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -234,6 +237,7 @@ class WheelArchive:
         reader: Callable[[int, int], bytes] | None = None,
         size: int = 0,
         lazy_headers: bool = False,
+        wheel: bool = True,
     ) -> None:
         """Open ``path``; with ``data`` (the file's bytes, already read), parse those instead;
         with ``reader`` (``reader(length, offset)`` returns those bytes of a file of ``size``
@@ -241,8 +245,10 @@ class WheelArchive:
         directory is checked whole and a member's local header when the member is read, so
         that reading one member costs a few requests whatever the wheel holds. ``lazy_headers``
         does the same for a file (reading one member's metadata; installing checks every
-        header)."""
+        header). ``wheel=False`` reads any zip archive with the same checks, without the wheel
+        layout (a ``.zip`` source distribution: :mod:`fitwheel.sdist.archive`)."""
         self.path = Path(path)
+        self._wheel = wheel
         self.limits = limits
         self._data = memoryview(data) if data is not None else None
         self._reader = reader
@@ -451,6 +457,11 @@ class WheelArchive:
             )
         self.by_name = by_name
         self._check_layout()
+        if not self._wheel:
+            self.dist_info = ""
+            self.record_name = ""
+            self.variant_json_name = None
+            return
         tops = {name.partition("/")[0] for name in by_name if "/" in name}
         dist_infos = sorted(top for top in tops if top.endswith(".dist-info"))
         if len(dist_infos) != 1:
@@ -470,7 +481,7 @@ class WheelArchive:
             raise UnsafeWheelError(
                 self.path, f"more than one variant.json: {', '.join(variant_jsons)}"
             )
-        self.variant_json_name: str | None = variant_jsons[0] if variant_jsons else None
+        self.variant_json_name = variant_jsons[0] if variant_jsons else None
 
     def _check_layout(self) -> None:
         """Local headers must match the central directory and member data must not overlap
