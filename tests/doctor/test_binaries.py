@@ -81,12 +81,23 @@ def test_cuda_arch_rules(archs: list[str], cc: tuple[int, int], runs: bool) -> N
         ("gpu-rtx5090-igpu", (2, 8), "cu129"),
         ("gpu-a100-legacy", (2, 9), "cpu"),  # a 470 driver runs no CUDA 12 build
         ("gpu-mi300x", (2, 9), "rocm6.4"),
+        ("gpu-mi300x", (2, 10), "cpu"),  # torch 2.10 has ROCm 7 builds only; ROCm 6.4 here
         ("gpu-radeon-igpu", (2, 9), "rocm6.3"),
-        ("gpu-mi355x-rocm7", (2, 10), "rocm7.1"),
+        # ROCm 7.0.2 lies outside /opt/rocm and the probe sees no ROCM_PATH: no ROCm found,
+        # and a ROCm build only runs on the ROCm it was built for
+        ("gpu-mi355x-rocm7", (2, 10), "cpu"),
         ("gpu-intel-max", (2, 9), "xpu"),
+        ("gpu-intel-future", (2, 9), "cpu"),  # a device IP no xpu build ships
         ("nogpu-server", (2, 9), "cpu"),
     ],
 )
 def test_pick_backend(machine: str, torch: tuple[int, int], backend: str) -> None:
+    """Doctor names what ``--torch-backend auto`` chooses (the fallback to cpu accepted)."""
     profile = detect_profile(Probe.for_sysroot(str(MACHINES / machine), env={}))
-    assert pick_backend(profile, torch).name == backend
+    assert pick_backend(profile, torch, {"python_version": "3.12"}).backend == backend
+
+
+def test_pick_backend_finds_rocm_named_by_rocm_path() -> None:
+    root = MACHINES / "gpu-mi355x-rocm7"
+    profile = detect_profile(Probe.for_sysroot(str(root), env={"ROCM_PATH": "/opt/rocm-7.0.2"}))
+    assert pick_backend(profile, (2, 10)).backend == "rocm7.0"

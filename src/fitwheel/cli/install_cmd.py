@@ -215,12 +215,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     out.add_argument("--report", metavar="FILE", help="write a JSON report ('-' for stdout)")
     out.add_argument("--compile", action="store_true", help="byte-compile installed modules")
-    out.add_argument(
-        "--verify",
-        action="store_true",
-        help="after installing, run doctor's static checks on what was installed and fail "
-        "when a build does not fit this machine",
-    )
+    from fitwheel.cli._verify import add_verify_argument
+
+    add_verify_argument(out, "installing")
     out.add_argument("-j", "--jobs", type=int, default=4, metavar="N", help="parallel downloads")
 
 
@@ -380,19 +377,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace, outcome: InstallOutcome, profile: Profile | None) -> None:
     """``--verify``: doctor's static checks on the distributions this install chose."""
-    from fitwheel.doctor.diagnose import verify_or_raise
+    from fitwheel.cli._verify import verify
 
-    if profile is None:  # --no-variants: the machine still has to run what was installed
-        from fitwheel.cli._targets import resolve_target
-
-        profile = resolve_target(args).profile
     names = [str(p.candidate.name) for p in outcome.planned]
-    passed = verify_or_raise(
+    verify(
+        args,
         outcome.environment,
         profile,
         names,
-        gpu_policy=getattr(args, "gpu_policy", None) or "all",
+        action="install",
         requirements=not args.no_deps,
+        quiet=args.quiet,
     )
-    if not args.quiet:
-        print(f"Verified: {passed} checks passed")

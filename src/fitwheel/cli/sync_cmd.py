@@ -60,6 +60,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="say what would change; change nothing"
     )
+    from fitwheel.cli._verify import add_verify_argument
+
+    add_verify_argument(parser, "syncing")
     from fitwheel.cli._lockhosts import add_report_arguments
 
     add_report_arguments(parser)
@@ -181,4 +184,15 @@ def run(args: argparse.Namespace) -> int:
         if outcome.installed is not None:
             for note in outcome.installed.notes:
                 print(note)
+    if args.verify and not args.dry_run:
+        from fitwheel.cli._verify import verify
+
+        verify(
+            args,
+            outcome.environment,
+            None,
+            [f.package.name for f in outcome.files],
+            action="sync",
+            quiet=args.quiet or args.report == "-",
+        )
     return 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fitwheel.doctor.backends import backend_named
+from fitwheel.doctor.backends import published_archs
 from fitwheel.doctor.binaries import read_gpu_code
 from fitwheel.doctor.inventory import Installed
 
@@ -247,9 +247,9 @@ def _torch_family(dist: Installed) -> Build:
     build = Build(dist, found[0], found[1], source, archs=archs, arch_source=arch_source)
     if build.archs is None:
         with_gpu_code(build)
-    if build.archs is None and module == "torch":
-        backend = backend_named(build.backend) if build.backend else None
-        if backend is not None and backend.archs and backend.kind == build.kind:
-            build.archs = backend.archs
-            build.arch_source = f"the list of PyTorch's {backend.name} builds"
+    if build.archs is None and module == "torch" and build.kind in ("cuda", "rocm"):
+        published = published_archs(build.backend, dist.version) if build.backend else None
+        if published is not None:
+            build.archs = published
+            build.arch_source = f"the list of PyTorch's {build.backend} builds"
     return build

@@ -155,9 +155,11 @@ def verify_or_raise(
     *,
     gpu_policy: str = "all",
     requirements: bool = True,
+    action: str = "install",
 ) -> int:
     """:func:`verify_installed`, raising :class:`VerifyError` (one paragraph naming every
-    failed check and its fix) when one fails; returns how many checks passed."""
+    failed check and its fix, and the ``action`` that finished: "install", "sync") when one
+    fails; returns how many checks passed."""
     checks = verify_installed(
         environment, profile, names, gpu_policy=gpu_policy, requirements=requirements
     )
@@ -168,7 +170,7 @@ def verify_or_raise(
             for c in failed
         )
         raise VerifyError(
-            f"the install finished, but --verify found {len(failed)} problem"
+            f"the {action} finished, but --verify found {len(failed)} problem"
             f"{'s' * (len(failed) != 1)} in {environment.prefix}: {problems} Run 'fitwheel "
             f"doctor --python {environment.prefix}' for the whole checklist."
         )

@@ -9,7 +9,6 @@ import re
 from collections.abc import Mapping, Sequence
 
 from fitwheel.doctor.backends import (
-    Backend,
     cuda_arch_runs,
     device_cc,
     driver_cuda,
@@ -76,13 +75,38 @@ def _ver(text: str) -> tuple[int, ...]:
 
 class _Fixes:
     """Fix commands: one ``fitwheel install`` per torch-family problem, with the backend that
-    fits the machine (:func:`~fitwheel.doctor.backends.pick_backend`)."""
+    ``--torch-backend auto`` chooses for the machine
+    (:func:`~fitwheel.doctor.backends.pick_backend`)."""
 
-    def __init__(self, inventory: Inventory, profile: Profile) -> None:
+    def __init__(
+        self,
+        inventory: Inventory,
+        profile: Profile,
+        markers: Mapping[str, str] | None,
+        gpu_policy: str,
+    ) -> None:
         self.inventory = inventory
         torch = inventory.get("torch")
         self.torch_version = torch_minor(torch.version) if torch is not None else None
-        self.backend: Backend = pick_backend(profile, self.torch_version)
+        self.choice = pick_backend(profile, self.torch_version, markers, gpu_policy=gpu_policy)
+        self.backend: str = self.choice.backend or "cpu"
+
+    def no_gpu_build(self) -> str | None:
+        """Why no torch GPU build runs here (None: one does), for a fix that cannot name one."""
+        if self.backend != "cpu" or not self.choice.unserved:
+            return None
+        reasons = [
+            f"{v.backend}: {v.reason}"
+            for v in self.choice.considered
+            if v.reason is not None
+            and not (v.reason.startswith("no ") and v.reason.endswith(" GPU here"))
+        ]
+        minor = self.torch_version
+        series = f"{minor[0]}.{minor[1]}" if minor is not None else None
+        judged = self.choice.series
+        by = f"judged by torch {judged}'s builds: " if judged and judged != series else ""
+        what = f"torch {series}" if series else "torch"
+        return f"no {what} GPU build runs on it ({by}{'; '.join(reasons[:3]) or 'none fits'})"
 
     def torch_install(self, names: Sequence[str] | None = None, backend: str | None = None) -> str:
         """Reinstall the torch family (every member installed, or ``names``) for the backend."""
@@ -91,7 +115,7 @@ class _Fixes:
             dist = self.inventory.get(name)
             if dist is not None:
                 pins.append(f"'{dist.name}=={dist.public}'")
-        chosen = backend or self.backend.name
+        chosen = backend or self.backend
         return f"fitwheel install {' '.join(pins)} --torch-backend {chosen} --force-reinstall"
 
     @staticmethod
@@ -109,7 +133,7 @@ def static_checks(
 ) -> list[Check]:
     """Every static check; ``only`` (canonical names) limits the package checks to those
     distributions (requirement consistency still covers what they need and what needs them)."""
-    fixes = _Fixes(inventory, profile)
+    fixes = _Fixes(inventory, profile, markers, gpu_policy)
     wanted: set[str] | None = None if only is None else {canonicalize_name(n) for n in only}
     checks: list[Check] = []
     builds: dict[str, Build] = {}
@@ -178,16 +202,14 @@ def _build_checks(build: Build, profile: Profile, fixes: _Fixes) -> list[Check]:
     what = f"{dist.version} is {build.describe()} (from {build.source})"
     if build.kind == "cpu":
         if gpus and (torch_family or dist.key in ("jax", "tensorflow")):
-            return [
-                Check(
-                    "build",
-                    name,
-                    FAIL,
-                    f"CPU build on a GPU host: {what}, but this machine has "
-                    f"{_devices_text(gpus)}; it runs, on the CPU only, many times slower",
-                    fix,
-                )
-            ]
+            detail = (
+                f"CPU build on a GPU host: {what}, but this machine has "
+                f"{_devices_text(gpus)}; it runs, on the CPU only, many times slower"
+            )
+            why = fixes.no_gpu_build() if torch_family else None
+            if why is not None:  # reinstalling the cpu build would fix nothing
+                detail, fix = f"{detail}; {why}", None
+            return [Check("build", name, FAIL, detail, fix)]
         detail = f"{what}; this machine has no GPU it could use" if not gpus else what
         return [Check("build", name, PASS, detail)]
     vendor = _VENDOR[build.kind]
@@ -403,7 +425,7 @@ def _companions(inventory: Inventory, builds: Mapping[str, Build], fixes: _Fixes
             continue
         version_fix = (
             f"fitwheel install '{other.dist.name}' 'torch=={torch.dist.public}' "
-            f"--torch-backend {torch.backend or fixes.backend.name}"
+            f"--torch-backend {torch.backend or fixes.backend}"
         )
         if not expected_ok:
             checks.append(
@@ -429,7 +451,7 @@ def _companions(inventory: Inventory, builds: Mapping[str, Build], fixes: _Fixes
                     f"{torch.dist.version} is {torch.describe()}: both must come from one "
                     "backend",
                     f"fitwheel install '{other.dist.name}=={other.dist.public}' --torch-backend "
-                    f"{torch.backend or fixes.backend.name} --force-reinstall",
+                    f"{torch.backend or fixes.backend} --force-reinstall",
                 )
             )
         else:

@@ -309,12 +309,8 @@ def accepts_version(
 ) -> str | None:
     """Why torch ``version`` from ``backend``'s index does not run here (None: it does, or the
     table cannot tell). A release newer than the table is judged by the newest known one."""
-    release = table.release_of(version)
-    if release is None:
-        if not table.releases or Version(table.releases[0].series) > version:
-            return None
-        release = table.releases[0]
-    if backend not in release.builds:
+    release = table.release_for(version)
+    if release is None or backend not in release.builds:
         return None
     return check_build(
         table.backend(backend),

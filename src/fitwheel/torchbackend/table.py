@@ -103,6 +103,14 @@ class BackendTable:
                 return r
         return None
 
+    def release_for(self, version: Version) -> Release | None:
+        """The release that judges torch ``version``: its own series, or the newest known one
+        for a version newer than the table (None: older than the table, or no releases)."""
+        release = self.release_of(version)
+        if release is None and self.releases and Version(self.releases[0].series) < version:
+            return self.releases[0]
+        return release
+
 
 def check_backend_name(value: str, origin: str = "--torch-backend") -> str:
     """``value`` normalised (``auto``, ``cpu``, ``cu128``, ``rocm6.4``, ``xpu``); bad usage
