@@ -13,6 +13,7 @@ from fitwheel.errors import FitwheelError, UsageError
 if TYPE_CHECKING:
     from fitwheel.lock.document import Lock
     from fitwheel.lock.locking import LockOutcome
+    from fitwheel.torchbackend.settings import TorchSettings
 
 HELP = "Resolve for several targets and write one pylock.toml."
 
@@ -88,6 +89,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--check", action="store_true",
         help="write nothing; exit 1 with a summary when the lock is not what these inputs give",
     )  # fmt: skip
+    from fitwheel.cli._torch import add_torch_arguments
+
+    add_torch_arguments(parser)
     from fitwheel.cli._lockhosts import add_report_arguments
 
     add_report_arguments(parser)
@@ -95,8 +99,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def explain_lines(outcome: LockOutcome) -> list[str]:
     lines = []
-    for target, resolution in zip(outcome.targets, outcome.resolutions, strict=True):
+    for target, resolution, router in zip(
+        outcome.targets, outcome.resolutions, outcome.routers, strict=True
+    ):
         lines.append(f"target {target.name} ({target.source}): {target.summary()}")
+        if router is not None:
+            lines += [f"  {line}" for line in router.explain_lines()]
         for cand in resolution.pins:
             trace = resolution.trace_of(cand)
             build = f" [{cand.label}]" if cand.label else ""
@@ -118,7 +126,9 @@ def explain_lines(outcome: LockOutcome) -> list[str]:
 
 def report_json(outcome: LockOutcome, output: str) -> dict[str, Any]:
     targets = []
-    for target, resolution in zip(outcome.targets, outcome.resolutions, strict=True):
+    for target, resolution, router in zip(
+        outcome.targets, outcome.resolutions, outcome.routers, strict=True
+    ):
         packages = []
         for cand in resolution.pins:
             packages.append(
@@ -136,6 +146,7 @@ def report_json(outcome: LockOutcome, output: str) -> dict[str, Any]:
                 "profile": target.source,
                 "marker": target.marker,
                 "summary": target.summary(),
+                "torch_backend": router.report() if router is not None else None,
                 "packages": packages,
             }
         )
@@ -152,6 +163,31 @@ def _previous(path: Path) -> Lock | None:
     from fitwheel.lock.document import read_lock
 
     return read_lock(str(path)) if path.exists() else None
+
+
+def _torch_settings(args: argparse.Namespace, previous: Lock | None, output: Path) -> TorchSettings:
+    """The torch settings in force (flags over environment over files); where none is given,
+    the backend and index root the lock was made with, so that ``lock --check`` and
+    ``lock --upgrade`` re-lock as before."""
+    import dataclasses
+
+    from fitwheel.cli._torch import torch_settings_of
+
+    settings = torch_settings_of(args)
+    if previous is None:
+        return settings
+    recorded = previous.torch_backend_requested()
+    if settings.backend is None and recorded:
+        settings = dataclasses.replace(
+            settings, backend=recorded, backend_origin=f"{output} (the backend it was locked with)"
+        )
+    if previous.torch_index_url and settings.index_url_origin == "the default":
+        settings = dataclasses.replace(
+            settings,
+            index_url=previous.torch_index_url,
+            index_url_origin=f"{output} (the index root it was locked with)",
+        )
+    return settings
 
 
 def run(args: argparse.Namespace) -> int:
@@ -201,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
         cert=args.cert,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
     )
+    request.torch = _torch_settings(args, previous, output)
     outcome = run_lock(request, targets, None if args.upgrade else previous)
     for warning in outcome.warnings:
         print(f"fitwheel: warning: {warning}", file=sys.stderr)

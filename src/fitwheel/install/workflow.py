@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName
 from packaging.version import InvalidVersion, Version
 
@@ -660,14 +659,6 @@ class _Sources:
             self._builder.close()
 
 
-def _torch_spec(user: UserInput) -> SpecifierSet:
-    spec = SpecifierSet()
-    for item in (*user.requirements, *user.constraints):
-        if item.name == "torch":
-            spec &= item.requirement.specifier
-    return spec
-
-
 def _router(
     request: InstallRequest,
     env: TargetEnvironment,
@@ -681,10 +672,10 @@ def _router(
         return None
     if config.index_url is None:
         return None  # --no-index: find-links only, as asked (no backend or variant index)
-    from fitwheel.torchbackend.routing import Router
+    from fitwheel.torchbackend.routing import Router, torch_specifier
     from fitwheel.torchbackend.table import load_backend_table
 
-    spec = _torch_spec(user)
+    spec = torch_specifier(user)
     return Router(
         settings,
         load_backend_table(),

@@ -15,7 +15,8 @@
     [packages.tool.fitwheel.targets]   target name -> the file that target installs
 
     [tool.fitwheel]
-    requirements, constraints, targets = [{ name, marker, summary, ... }]
+    requirements, constraints, torch-index-url?,
+    targets = [{ name, marker, summary, ..., torch-backend?, torch-backend-requested? }]
 
 ``packages.marker`` holds plain PEP 508 markers only (PEP 825 keeps variant markers out of it):
 the targets using an entry, when their markers tell them from the others. Which build a host
@@ -131,6 +132,10 @@ class TargetRecord:
     profile: str = ""
     #: the sha256 of the profile's JSON (lock --check notices a changed profile)
     profile_sha256: str = ""
+    #: the torch backend whose index the target's torch projects came from ("" for none), and
+    #: what was asked for ("auto", or the backend named)
+    torch_backend: str = ""
+    torch_backend_requested: str = ""
 
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -143,6 +148,10 @@ class TargetRecord:
             out["profile"] = self.profile
         if self.profile_sha256:
             out["profile-sha256"] = self.profile_sha256
+        if self.torch_backend:
+            out["torch-backend"] = self.torch_backend
+        if self.torch_backend_requested:
+            out["torch-backend-requested"] = self.torch_backend_requested
         return out
 
     def describe(self) -> str:
@@ -158,6 +167,12 @@ class Lock:
     requires_python: str | None = None
     environments: tuple[str, ...] = ()
     source: str = "pylock.toml"
+    #: the root of the per-backend indexes the torch projects came from (None: none did)
+    torch_index_url: str | None = None
+
+    def torch_backend_requested(self) -> str | None:
+        """The ``--torch-backend`` the lock was made with ("auto" or a backend), if any."""
+        return next((t.torch_backend_requested for t in self.targets if t.torch_backend), None)
 
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {"lock-version": LOCK_VERSION}
@@ -170,6 +185,8 @@ class Lock:
         tool: dict[str, Any] = {"requirements": list(self.requirements)}
         if self.constraints:
             tool["constraints"] = list(self.constraints)
+        if self.torch_index_url:
+            tool["torch-index-url"] = self.torch_index_url
         tool["targets"] = [t.to_toml() for t in self.targets]
         out["tool"] = {"fitwheel": tool}
         return out
@@ -340,6 +357,8 @@ def _targets(raw: Any, source: str) -> tuple[TargetRecord, ...]:
                 _str(item, "python-version", source, where, required=False) or "",
                 _str(item, "profile", source, where, required=False) or "",
                 _str(item, "profile-sha256", source, where, required=False) or "",
+                _str(item, "torch-backend", source, where, required=False) or "",
+                _str(item, "torch-backend-requested", source, where, required=False) or "",
             )
         )
     return tuple(out)
@@ -388,6 +407,7 @@ def loads_lock(text: str, source: str) -> Lock:
         _str(data, "requires-python", source, "requires-python", required=False),
         _strings(data.get("environments"), source, "environments"),
         source,
+        _str(ours, "torch-index-url", source, "tool.fitwheel", required=False),
     )
 
 

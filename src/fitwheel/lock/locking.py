@@ -2,25 +2,31 @@
 
 Each target is resolved on its own (its own tags, marker values and variant ordering decide
 its versions and builds, exactly as ``install`` would decide on that machine), but the targets
-share everything that does not depend on the machine: one HTTP session and page cache, one
-:class:`Finder` (each project page read once), the variants files (read once), and one
-:class:`SharedMetadata` (each wheel's METADATA read once). A single resolution with all
-targets in view would have to pick one version for all of them, which is wrong when targets
-differ in Python version or when a release dropped one GPU; per-target resolutions over shared
-metadata give each target what ``install`` would give it, at little more than the cost of one.
+share everything that does not depend on the machine: one HTTP session and page cache, the
+project pages (each read once, keyed by URL), the variants files (read once), and one
+:class:`SharedMetadata` (each wheel's METADATA read once). Each target has a finder of its own
+because each may take its torch projects from another index: with ``--torch-backend`` a
+:class:`~fitwheel.torchbackend.routing.Router` per target routes them to ``BASE/<backend>/``,
+``auto`` deciding from that target's profile (its GPUs, driver, ROCm), not this machine's.
+A single resolution with all targets in view would have to pick one version for all of them,
+which is wrong when targets differ in Python version or when a release dropped one GPU;
+per-target resolutions over shared metadata give each target what ``install`` would give it,
+at little more than the cost of one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import sys
 import tempfile
+import threading
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from packaging.utils import NormalizedName
 from packaging.version import Version
@@ -28,7 +34,7 @@ from packaging.version import Version
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.index.config import IndexConfig, load_index_config
-from fitwheel.index.finder import Finder, search_order
+from fitwheel.index.finder import FIND_LINKS_RANK, Finder, search_order
 from fitwheel.index.http import Session
 from fitwheel.index.httpcache import HttpCache
 from fitwheel.index.simple import Link
@@ -45,6 +51,10 @@ from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
 from fitwheel.resolve.provider import SharedMetadata
 from fitwheel.resolve.requirements import UserInput, collect
 from fitwheel.resolve.resolver import Resolution, ResolutionError, resolve
+
+if TYPE_CHECKING:
+    from fitwheel.torchbackend.routing import Router
+    from fitwheel.torchbackend.settings import TorchSettings
 
 
 class LockError(FitwheelError):
@@ -72,6 +82,7 @@ class LockRequest:
         cert: str | None = None,
         env: Mapping[str, str] | None = None,
         cache_dir: Path | None = None,
+        torch: TorchSettings | None = None,
     ) -> None:
         self.requirements = requirements
         self.requirement_files = requirement_files
@@ -88,10 +99,12 @@ class LockRequest:
         self.cert = cert
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
         self.cache_dir = cache_dir
+        #: --torch-backend, --torch-index-url, --variant-index-url and their settings
+        self.torch = torch
 
 
 class LockOutcome:
-    __slots__ = ("config", "lock", "resolutions", "targets", "warnings")
+    __slots__ = ("config", "lock", "resolutions", "routers", "targets", "warnings")
 
     def __init__(
         self,
@@ -100,30 +113,59 @@ class LockOutcome:
         resolutions: Sequence[Resolution],
         config: IndexConfig,
         warnings: list[str],
+        routers: Sequence[Router | None] = (),
     ) -> None:
         self.lock = lock
         self.targets = targets
         self.resolutions = resolutions
         self.config = config
         self.warnings = warnings
+        #: per target: where its torch projects came from (None: no torch-backend setting)
+        self.routers: Sequence[Router | None] = routers or [None] * len(targets)
+
+
+class _Shared:
+    """What the targets' finders share: index pages by (index URL, project) and small files
+    (variants.json) by URL, each fetched once for every target."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pages: dict[tuple[str, str], list[Link] | None] = {}
+        self.files: dict[str, bytes] = {}
 
 
 class _SharedFinder(Finder):
-    """A finder whose small files (variants.json) are read once for every target."""
+    """A target's finder (its own route) over the pages and files every target shares."""
 
-    __slots__ = ("_read",)
+    __slots__ = ("_shared",)
 
-    def __init__(self, config: IndexConfig, session: Session, strategy: str) -> None:
-        super().__init__(config, session, strategy)
-        self._read: dict[str, bytes] = {}
+    def __init__(
+        self,
+        config: IndexConfig,
+        session: Session,
+        strategy: str,
+        shared: _Shared,
+        route: Router | None = None,
+    ) -> None:
+        super().__init__(config, session, strategy, route=route)
+        self._shared = shared
+
+    def page(self, index_url: str, key: str) -> list[Link] | None:
+        with self._shared.lock:
+            if (index_url, key) in self._shared.pages:
+                return self._shared.pages[index_url, key]
+        found = super().page(index_url, key)
+        with self._shared.lock:
+            self._shared.pages[index_url, key] = found
+        return found
 
     def read(self, link: Link, what: str = "") -> bytes:
-        with self._lock:
-            known = self._read.get(link.url)
+        with self._shared.lock:
+            known = self._shared.files.get(link.url)
         if known is None:
             known = super().read(link, what)
-            with self._lock:
-                self._read[link.url] = known
+            with self._shared.lock:
+                self._shared.files[link.url] = known
         return known
 
 
@@ -189,11 +231,14 @@ def run_lock(
         config.origins,
         config.cert,
     )
-    finder = _SharedFinder(config, session, request.index_strategy)
+    pages = _Shared()
     shared = SharedMetadata()
     resolutions = []
-    sources = []
+    finders: list[Finder] = []
+    routers: list[Router | None] = []
     for target in targets:
+        router = _router(request, user, target, config)
+        finder = _SharedFinder(config, session, request.index_strategy, pages, router)
         options = Options(
             target=target.target,
             python_version=target.environment["python_full_version"],
@@ -214,13 +259,65 @@ def run_lock(
             )
         except ResolutionError as exc:
             raise LockError(f"target {target.name} ({target.source}): {exc}") from None
+        except FitwheelError as exc:
+            from fitwheel.torchbackend.routing import TorchBackendError
+
+            if not isinstance(exc, TorchBackendError):
+                raise
+            raise LockError(f"target {target.name} ({target.source}): {exc}") from None
         resolutions.append(resolution)
-        sources.append(source)
-    lock = _build(user, targets, resolutions, finder, shared, session, config)
+        finders.append(finder)
+        routers.append(router)
+    lock = _build(user, targets, resolutions, finders, shared, session, routers)
     # what is written must read back: the reader's checks (hashes, variants-json) apply
     lock = loads_lock(lock.dumps(), "the new lock")
-    warnings: list[str] = []
-    return LockOutcome(lock, targets, resolutions, config, warnings)
+    warnings = _torch_warnings(targets, routers)
+    return LockOutcome(lock, targets, resolutions, config, warnings, routers)
+
+
+def _router(
+    request: LockRequest, user: UserInput, target: LockTarget, config: IndexConfig
+) -> Router | None:
+    """The target's route for its torch projects (and variant-index projects): install's
+    router, with the target's profile as the machine."""
+    settings = request.torch
+    if settings is None or not (settings.backend or settings.variant_index_urls):
+        return None
+    if config.index_url is None:
+        return None  # --no-index: find-links only, as asked (no backend or variant index)
+    from fitwheel.torchbackend.routing import Router, torch_specifier
+    from fitwheel.torchbackend.table import load_backend_table
+
+    return Router(
+        settings,
+        load_backend_table(),
+        target=target.target,
+        devices=target.devices,
+        markers=dict(target.environment),
+        tags=target.tags,
+        torch_spec=torch_specifier(user),
+        allow_fallback=request.allow_fallback,
+    )
+
+
+def _torch_warnings(targets: Sequence[LockTarget], routers: Sequence[Router | None]) -> list[str]:
+    out = []
+    for target, router in zip(targets, routers, strict=True):
+        if router is None:
+            continue
+        if router.mismatch is not None and router.backend is not None:
+            out.append(
+                f"target {target.name}: --torch-backend {router.backend} (from "
+                f"{router.settings.backend_origin}) was named by hand, but its build does not "
+                f"run there: {router.mismatch}; --torch-backend auto chooses one that does"
+            )
+        if router.choice is not None and router.choice.fell_back:
+            gpus = "; ".join(d.describe() for d in router.choice.unserved)
+            out.append(
+                f"target {target.name}: no torch backend runs on its GPU ({gpus}); the cpu "
+                "build is locked because --allow-fallback accepts it"
+            )
+    return out
 
 
 def _variants_document(
@@ -255,29 +352,32 @@ def _sha256(link: Link, session: Session) -> str:
     return digest.hexdigest()
 
 
-def _index_of(finder: Finder, link: Link) -> str | None:
-    order = search_order(finder.config)
+def _index_of(finder: Finder, router: Router | None, name: str, link: Link) -> str | None:
+    if link.is_file:
+        return None
     rank = finder.rank(link)
-    return public_url(order[rank]) if rank < len(order) and not link.is_file else None
+    routed = router.sources.get(name) if router is not None else None
+    if routed is not None and routed.url and rank != FIND_LINKS_RANK:
+        return public_url(routed.url)  # the variant index or BASE/<backend>/
+    order = search_order(finder.config)
+    return public_url(order[rank]) if rank < len(order) else None
 
 
 def _build(
     user: UserInput,
     targets: Sequence[LockTarget],
     resolutions: Sequence[Resolution],
-    finder: Finder,
+    finders: Sequence[Finder],
     shared: SharedMetadata,
     session: Session,
-    config: IndexConfig,
+    routers: Sequence[Router | None],
 ) -> Lock:
     # (name, version) -> target name -> candidate, in the order first seen
     entries: dict[tuple[str, str], dict[str, Candidate]] = {}
-    owners: dict[tuple[str, str], Resolution] = {}
     for target, resolution in zip(targets, resolutions, strict=True):
         for cand in resolution.pins:
             key = (str(cand.name), str(cand.version))
             entries.setdefault(key, {})[target.name] = cand
-            owners.setdefault(key, resolution)
     markers = {t.name: t.marker for t in targets}
     all_names = [t.name for t in targets]
     packages: list[LockedPackage] = []
@@ -286,7 +386,15 @@ def _build(
         by_target = entries[key]
         links: dict[str, Link] = {}
         for cand in by_target.values():
-            links.setdefault(cand.link.filename, cand.link)
+            known = links.setdefault(cand.link.filename, cand.link)
+            if known.url != cand.link.url and known.sha256 and known.sha256 != cand.link.sha256:
+                # one filename, two files (say, two backend indexes): a lock names one file
+                raise LockError(
+                    f"{cand.link.filename} is served with different contents by "
+                    f"{public_url(known.url)} and {public_url(cand.link.url)}; a lock can "
+                    "hold only one file of that name: lock those targets separately, or pin "
+                    "another version."
+                )
         wheels = tuple(
             LockedWheel(
                 filename,
@@ -300,12 +408,13 @@ def _build(
         if labels:
             for target_name, cand in by_target.items():
                 if cand.label is not None:
-                    resolution = resolutions[all_names.index(target_name)]
-                    doc = _variants_document(finder, resolution, cand)
+                    at = all_names.index(target_name)
+                    doc = _variants_document(finders[at], resolutions[at], cand)
                     if doc is not None:
                         variants = prune_variants(doc, labels)
                         break
-        first = next(iter(by_target.values()))
+        first_target, first = next(iter(by_target.items()))
+        at = all_names.index(first_target)
         requires_python = first.link.requires_python or shared.requires_python.get(first.link.url)
         packages.append(
             LockedPackage(
@@ -314,7 +423,7 @@ def _build(
                 wheels,
                 marker=_entry_marker(list(by_target), all_names, markers),
                 requires_python=requires_python or None,
-                index=_index_of(finder, first.link),
+                index=_index_of(finders[at], routers[at], name, first.link),
                 variants_json=variants,
                 targets={t: by_target[t].link.filename for t in all_names if t in by_target},
             )
@@ -329,8 +438,9 @@ def _build(
             t.python_version,
             t.source,
             hashlib.sha256(t.profile.dumps().encode()).hexdigest(),
+            *_backend_of(router),
         )
-        for t in targets
+        for t, router in zip(targets, routers, strict=True)
     )
     return Lock(
         tuple(packages),
@@ -339,7 +449,19 @@ def _build(
         tuple(str(item.requirement) for item in user.constraints),
         f">={lowest}",
         environments,
+        torch_index_url=next(
+            (public_url(r.settings.index_url) for r in routers if r is not None and r.backend),
+            None,
+        ),
     )
+
+
+def _backend_of(router: Router | None) -> tuple[str, str]:
+    """The backend a target's torch projects came from, and what was asked for ("auto" or
+    the backend named); empty when none came from a backend index."""
+    if router is None or router.backend is None:
+        return "", ""
+    return router.backend, router.settings.backend or ""
 
 
 def _entry_marker(
@@ -373,7 +495,13 @@ def diff_summary(old: Lock, new: Lock) -> list[str]:
         elif new_t is None:
             lines.append(f"target {name}: removed")
         elif old_t != new_t:
-            lines.append(f"target {name}: its profile or environment changed")
+            backends = [(t.torch_backend or "none") for t in (old_t, new_t)]
+            if dataclasses.replace(old_t, torch_backend="", torch_backend_requested="") == (
+                dataclasses.replace(new_t, torch_backend="", torch_backend_requested="")
+            ):
+                lines.append(f"target {name}: torch backend {backends[0]} -> {backends[1]}")
+            else:
+                lines.append(f"target {name}: its profile or environment changed")
 
     def files(lock: Lock) -> dict[tuple[str, str], str]:
         return {

@@ -7,8 +7,12 @@ Pure: a :class:`Host` (its variant target, devices, marker values and wheel tags
    ordering of the locked labels for the host (the inline ``variants-json``), the best tag
    within a label, the non-variant wheel last.
 2. A target of the lock fits the host when its marker holds here, each of its files carries a
-   tag of the host, and for each variant entry the host's own choice is the file that target
-   locked. The first target that fits is installed, exactly its files.
+   tag of the host, for each variant entry the host's own choice is the file that target
+   locked, and, when ``--torch-backend auto`` chose the target's torch backend, that backend's
+   build of the locked torch is one the same choice accepts for the host (a CUDA build runs on
+   its GPUs and driver; the cpu build only where no GPU build would run, or with
+   ``allow_fallback``): per-backend builds are plain wheels, told apart by nothing else. The
+   first target that fits is installed, exactly its files.
 3. When none fits because a package's only fitting build leaves a GPU here unused, that is
    refused, naming the device and what the lock covers (``allow_fallback`` accepts the build
    without GPU support). When none fits for another reason, each target's reason is named.
@@ -23,13 +27,19 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
+from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel, TargetRecord
 from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
 from fitwheel.variants.ordering import Target, order_variants
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from fitwheel.torchbackend.table import BackendTable
 
 
 class NoTargetFitsError(FitwheelError):
@@ -169,7 +179,10 @@ def _gpu_refusal(lock: Lock, choices: Sequence[Choice], host: Host) -> str | Non
 _GPU_NAMESPACES = frozenset({"nvidia", "amd", "intel"})
 
 
-def select(lock: Lock, host: Host, *, allow_fallback: bool = False) -> Selection:
+def select(
+    lock: Lock, host: Host, *, allow_fallback: bool = False, table: BackendTable | None = None
+) -> Selection:
+    """``table``: the torch backend table (None: fitwheel's own, read when a target needs it)."""
     ranks = {tag: i for i, tag in enumerate(host.tags)}
     live = [p for p in lock.packages if _marker_holds(p.marker, host.environment)]
     choices = tuple(host_choice(p, host, ranks) for p in live if p.info is not None)
@@ -187,8 +200,14 @@ def select(lock: Lock, host: Host, *, allow_fallback: bool = False) -> Selection
         return Selection(None, tuple(found), choices, {})
     refusal = None if allow_fallback else _gpu_refusal(lock, choices, host)
     reasons: dict[str, str] = {}
+    if table is None and any(r.torch_backend_requested == "auto" for r in lock.targets):
+        from fitwheel.torchbackend.table import load_backend_table
+
+        table = load_backend_table()
     for record in lock.targets:
         why = _misfit(lock, record, host, ranks, by_entry)
+        if why is None and table is not None:
+            why = _backend_misfit(lock, record, host, table, allow_fallback)
         if why is None and refusal is None:
             files = tuple(
                 (p, p.wheel(p.targets[record.name]))
@@ -235,3 +254,45 @@ def _misfit(
             because = f" ({why})" if why else ""
             return f"it has {p.name} {label}{because}, where this host takes {picked}"
     return None
+
+
+def _backend_misfit(
+    lock: Lock, record: TargetRecord, host: Host, table: BackendTable, allow_fallback: bool
+) -> str | None:
+    """Why the torch backend ``auto`` chose for ``record`` does not suit the host (None: it
+    does, or the target's backend was named by hand, which is used as it is)."""
+    backend = record.torch_backend
+    if not backend or record.torch_backend_requested != "auto":
+        return None
+    torch = next((p for p in lock.packages if p.name == "torch" and record.name in p.targets), None)
+    if torch is None:
+        return None
+    try:
+        release = Version(torch.version).public
+    except InvalidVersion:
+        return None
+    if backend == "cpu" and allow_fallback:
+        return None
+    from fitwheel.torchbackend.choose import choose_backend, gpu_devices
+
+    env = host.environment
+    choice = choose_backend(
+        table,
+        host.target,
+        host.devices,
+        system=env.get("platform_system", ""),
+        machine=env.get("platform_machine", ""),
+        python_version=env.get("python_version"),
+        torch_spec=SpecifierSet(f"=={release}"),
+    )
+    if backend in choice.ordered:
+        return None
+    what = f"its torch {torch.version} is the {backend} build"
+    if backend == "cpu":
+        gpus = "; ".join(d.describe() for d in gpu_devices(host.devices)) or "the GPU here"
+        runs = f"; the {', '.join(choice.ordered)} build runs here" if choice.ordered else ""
+        return f"{what}, which would leave {gpus} unused{runs} (--allow-fallback takes it)"
+    verdict = next(
+        (v for v in choice.considered if v.backend == backend and v.reason is not None), None
+    )
+    return f"{what}, which does not run here" + (f": {verdict.reason}" if verdict else "")

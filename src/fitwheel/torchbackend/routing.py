@@ -27,6 +27,7 @@ from fitwheel.errors import FitwheelError
 from fitwheel.index.finder import Finder
 from fitwheel.index.simple import Link, variants_json_key
 from fitwheel.platform.profile import Device
+from fitwheel.resolve.requirements import UserInput
 from fitwheel.torchbackend.choose import Choice, accepts_version, choose_backend, explicit_choice
 from fitwheel.torchbackend.settings import TorchSettings
 from fitwheel.torchbackend.table import BackendTable
@@ -84,6 +85,15 @@ def _publishes_variants(links: Sequence[Link]) -> bool:
         if wheel is not None and wheel.variant_label is not None:
             return True
     return False
+
+
+def torch_specifier(user: UserInput) -> SpecifierSet:
+    """What the requirements and constraints allow of torch (the ``auto`` choice honours it)."""
+    spec = SpecifierSet()
+    for item in (*user.requirements, *user.constraints):
+        if item.name == "torch":
+            spec &= item.requirement.specifier
+    return spec
 
 
 def backend_index(base: str, backend: str) -> str:
