@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import Case, Result, compare, smoke
+from benchmarks.kit import kit
 from benchmarks.user_install import program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,22 +31,7 @@ BIN = Path(sys.executable).parent
 COUNT = 8 if smoke() else 30
 
 PROFILES: dict[str, dict[str, Any]] = {
-    "h100": {
-        "properties": {
-            "nvidia": {
-                "cuda_version_lower_bound": ["13.0", "12.9", "12.8", "12.6", "12.0"],
-                "sm_arch": ["90_real", "90_virtual"],
-            }
-        },
-        "devices": [
-            {
-                "vendor": "nvidia",
-                "index": 0,
-                "name": "NVIDIA H100",
-                "properties": {"nvidia": {"sm_arch": ["90_real", "90_virtual"]}},
-            }
-        ],
-    },
+    "h100": dict(kit.H100),
     "mi300x": {
         "properties": {"amd": {"gfx_arch": ["gfx942"], "rocm_version": ["6.4"]}},
         "devices": [{"vendor": "amd", "index": 0, "properties": {"amd": {"gfx_arch": ["gfx942"]}}}],
@@ -60,13 +46,6 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 
-def _kit() -> Any:
-    sys.path.insert(0, str(ROOT))
-    from tests import kit
-
-    return kit
-
-
 def _verdict(results: list[Result], limit: float, what: str) -> None:
     ratio = results[0].median / results[-1].median
     print(
@@ -75,7 +54,6 @@ def _verdict(results: list[Result], limit: float, what: str) -> None:
 
 
 def main() -> None:
-    kit = _kit()
     work = Path(tempfile.mkdtemp(prefix="fitwheel-bench-"))
     try:
         wheels = work / "wheels"
