@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kit import clean_env, make_venv, make_wheel, snapshot
+from tests.kit import clean_env, make_wheel, snapshot
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
 CUDA = {"nvidia": {"cuda_version_lower_bound": ["12.0"]}}
@@ -27,18 +27,6 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "cpu.json").write_text('{"properties": {}}')
     (folder / "later" / "cpu.json").write_text('{"properties": {}}')
     return folder
-
-
-@pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venv") / "venv")
-
-
-@pytest.fixture
-def venv(base_venv: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "venv"
-    subprocess.run(["cp", "-a", str(base_venv), str(target)], check=True)
-    return target
 
 
 def fitwheel(

@@ -22,7 +22,6 @@ from tests.kit import (
     build_simple_index,
     clean_env,
     gzip_bomb,
-    make_venv,
     make_wheel,
     rewrite_wheel,
     serve,
@@ -33,18 +32,6 @@ from tests.kit import (
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
 WHEEL = "/files/demo-1.0-py3-none-any.whl"
-
-
-@pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venv") / "venv")
-
-
-@pytest.fixture
-def venv(base_venv: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "venv"
-    subprocess.run(["cp", "-a", str(base_venv), str(target)], check=True)
-    return target
 
 
 def site_of(tmp_path: Path, *wheels: Path) -> Path:

@@ -208,18 +208,6 @@ def devpi(tmp_path_factory: pytest.TempPathFactory, dists: list[Path]) -> Iterat
         _stop(proc)
 
 
-@pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venv") / "venv")
-
-
-@pytest.fixture
-def venv(base_venv: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "venv"
-    subprocess.run(["cp", "-a", str(base_venv), str(target)], check=True)
-    return target
-
-
 def _profile(tmp_path: Path, data: dict[str, Any]) -> str:
     path = tmp_path / "profile.json"
     path.write_text(json.dumps(data))

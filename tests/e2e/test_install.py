@@ -20,7 +20,6 @@ from tests.kit import (
     H100,
     KEPLER,
     clean_env,
-    make_venv,
     make_wheel,
     serve,
     sha256_of,
@@ -58,18 +57,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(site: Path) -> Iterator[str]:
     with serve(site) as (url, _state):
         yield url
-
-
-@pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venv") / "venv")
-
-
-@pytest.fixture
-def venv(base_venv: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "venv"
-    subprocess.run(["cp", "-a", str(base_venv), str(target)], check=True)
-    return target
 
 
 def user_files(venv: Path) -> dict[str, str]:

@@ -106,21 +106,9 @@ def index(dists: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
 
 
 @pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venv") / "venv")
-
-
-@pytest.fixture(scope="module")
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One cache for the module: each sdist is built once, as a user's cache would keep it."""
     return tmp_path_factory.mktemp("cache")
-
-
-@pytest.fixture
-def venv(base_venv: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "venv"
-    subprocess.run(["cp", "-a", str(base_venv), str(target)], check=True)
-    return target
 
 
 def install(venv: Path, index: str, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -21,15 +21,10 @@ from fitwheel.install.environment import inspect_environment
 from fitwheel.install.installer import WheelToInstall, install_wheels
 from fitwheel.install.transaction import state_dir
 from fitwheel.install.unpacked import UnpackedCache
-from tests.kit import make_venv, make_wheel, snapshot
+from tests.kit import make_wheel, snapshot
 
 CHILD = Path(__file__).with_name("child_install.py")
 KILLS = int(os.environ.get("FITWHEEL_TEST_KILLS", "0"))
-
-
-@pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("base") / "venv")
 
 
 @pytest.fixture(scope="module")

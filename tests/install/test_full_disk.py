@@ -11,14 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.kit import build_simple_index, clean_env, make_venv, make_wheel, serve_static, snapshot
+from tests.kit import build_simple_index, clean_env, make_wheel, serve_static, snapshot
 
 FITWHEEL = [sys.executable, "-m", "fitwheel", "install"]
-
-
-@pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("base") / "venv")
 
 
 @pytest.fixture

@@ -12,21 +12,9 @@ from fitwheel.install.environment import inspect_environment
 from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
 from fitwheel.install.transaction import state_dir
 from fitwheel.install.unpacked import UnpackedCache
-from tests.kit import clean_env, make_venv, make_wheel, snapshot
+from tests.kit import clean_env, make_wheel, snapshot
 
 FITWHEEL = [sys.executable, "-m", "fitwheel", "install", "--no-index"]
-
-
-@pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("base") / "venv")
-
-
-@pytest.fixture
-def venv(base_venv: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "venv"
-    subprocess.run(["cp", "-a", str(base_venv), str(target)], check=True)
-    return target
 
 
 def _items(paths: list[Path], cached: bool) -> list[WheelToInstall]:

@@ -11,14 +11,9 @@ from pathlib import Path
 import pytest
 
 from fitwheel.fs import CacheLayout
-from tests.kit import build_simple_index, clean_env, make_venv, make_wheel, serve_static
+from tests.kit import build_simple_index, clean_env, make_wheel, serve_static
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
-
-
-@pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("base") / "venv")
 
 
 def _copy_venv(base: Path, target: Path) -> Path:

@@ -12,24 +12,9 @@ from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
 from fitwheel.install.transaction import Operation, environment_lock, state_dir
 from fitwheel.install.unpacked import UnpackedCache
-from tests.kit import make_venv, make_wheel, snapshot
+from tests.kit import make_wheel, snapshot
 
 CHILD = Path(__file__).with_name("child_install.py")
-
-
-@pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("base") / "venv")
-
-
-@pytest.fixture
-def venv(base_venv: Path, tmp_path: Path) -> Path:
-    """A fresh copy of a real venv (copying is faster than creating one per test)."""
-    target = tmp_path / "venv"
-    subprocess.run(["cp", "-a", str(base_venv), str(target)], check=True)
-    # a copied venv still points at its origin in pyvenv.cfg only through 'home'; scripts are
-    # symlinks to the base interpreter, so the copy is a working, independent environment
-    return target
 
 
 @pytest.fixture

@@ -14,12 +14,7 @@ from fitwheel.errors import InvalidWheelError
 from fitwheel.install.environment import inspect_environment
 from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
 from fitwheel.install.unpacked import UnpackedCache
-from tests.kit import make_venv, make_wheel, sha256_of, snapshot
-
-
-@pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("unpacked") / "venv")
+from tests.kit import make_wheel, sha256_of, snapshot
 
 
 def fresh(base: Path, where: Path) -> Path:

@@ -12,7 +12,7 @@ import pytest
 
 from fitwheel.errors import InvalidWheelError
 from fitwheel.wheel.archive import WheelArchive
-from tests.kit import clean_env, make_venv, snapshot
+from tests.kit import clean_env, snapshot
 from tests.wheel.hostile_zip import FILENAME, KINDS, hostile_wheel
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
@@ -21,11 +21,6 @@ FITWHEEL = [sys.executable, "-m", "fitwheel"]
 def _user_files(venv: Path) -> dict[str, str]:
     """The environment's files, less fitwheel's own lock folder."""
     return {k: v for k, v in snapshot(venv).items() if not k.startswith(".fitwheel")}
-
-
-@pytest.fixture(scope="module")
-def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("hostile") / "venv")
 
 
 def _refused_by_the_reader(wheel: Path) -> str:
