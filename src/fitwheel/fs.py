@@ -339,6 +339,9 @@ def mount_of(path: StrPath) -> tuple[str, str]:
 
 
 #: errno -> what it means for a write
+#: what to do when the disk under the cache is full (said the same wherever it is found)
+CACHE_FULL_HINT = "free some space there, or point --cache-dir at another filesystem"
+
 _STORAGE = {
     28: "no space left on device",
     122: "the disk quota is exceeded",

@@ -124,9 +124,16 @@ class LocalWriteError(FitwheelError):
         self.path = path
         self.url = url
         why = exc.strerror or str(exc)
-        where = f" (on the filesystem mounted at {_mount_point(path)})" if path else ""
+        where = ""
+        if path:
+            from fitwheel.fs import mount_of
+
+            point, kind = mount_of(path)
+            where = f" (on the {kind} filesystem mounted at {point})"
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            hint = "free some space there, or point --cache-dir at another filesystem"
+            from fitwheel.fs import CACHE_FULL_HINT
+
+            hint = CACHE_FULL_HINT
         elif exc.errno == errno.EFBIG:
             hint = (
                 "the file is larger than that filesystem or a limit (ulimit -f) allows: point "
@@ -138,13 +145,6 @@ class LocalWriteError(FitwheelError):
             f"cannot write {path or 'the download'}{where} while downloading {redact(url)}: "
             f"{why} (errno {exc.errno}): {hint}."
         )
-
-
-def _mount_point(path: str) -> str:
-    folder = os.path.dirname(os.path.abspath(path))
-    while not os.path.ismount(folder) and os.path.dirname(folder) != folder:
-        folder = os.path.dirname(folder)
-    return folder
 
 
 def ssl_context(env: Mapping[str, str], cafile: str | None = None) -> ssl.SSLContext:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from fitwheel.errors import FitwheelError
-from fitwheel.fs import CacheLayout, lock_fd, storage_error
+from fitwheel.fs import CACHE_FULL_HINT, CacheLayout, lock_fd, storage_error
 from fitwheel.index.auth import redact
 from fitwheel.index.findlinks import local_path
 from fitwheel.install.precreate import Precreator
@@ -53,10 +53,13 @@ def _claim(part: Path) -> Iterator[tuple[BinaryIO, Path]]:
     try:
         handle.close()
     except OSError as exc:
-        full = storage_error(exc, "a download into the cache", part)
-        if full is None:
-            raise
-        raise full from exc
+        raise _write_error(exc, part) from exc
+
+
+def _write_error(exc: OSError, path: str | Path) -> Exception:
+    """A full disk found while flushing or closing a download, said as the session says it
+    when a write fails (the other errors as they are)."""
+    return storage_error(exc, "a download into the cache", path, CACHE_FULL_HINT) or exc
 
 
 class _HashingWriter:
@@ -108,10 +111,7 @@ class _HashingWriter:
         try:
             self.handle.flush()
         except OSError as exc:
-            full = storage_error(exc, "a download into the cache", self.handle.name)
-            if full is None:
-                raise
-            raise full from exc
+            raise _write_error(exc, self.handle.name) from exc
 
 
 @dataclass(frozen=True, slots=True)
