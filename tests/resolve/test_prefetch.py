@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from packaging import tags
 from packaging.markers import default_environment
 
@@ -18,7 +19,7 @@ from fitwheel.platform.profile import parse_profile
 from fitwheel.resolve.candidates import CandidateSource, Options
 from fitwheel.resolve.provider import PREFETCH_JOBS
 from fitwheel.resolve.requirements import collect
-from fitwheel.resolve.resolver import resolve
+from fitwheel.resolve.resolver import resolve, start_prefetch
 from tests.kit import build_simple_index, make_wheel, serve
 
 PY = ".".join(map(str, sys.version_info[:3]))
@@ -36,20 +37,25 @@ def _site(tmp_path: Path) -> Path:
     return tmp_path / "site"
 
 
-def _resolve(url: str) -> list[str]:
+def _resolve(url: str, *, early: bool = False) -> list[str]:
     prof = parse_profile({"properties": {}}, "test profile")
     opts = Options(target_from_profile(prof), PY, list(tags.sys_tags()))
     session = Session(retries=0, backoff=0.0, timeout=10.0, env={})
     source = CandidateSource(Finder(IndexConfig(f"{url}/simple/"), session), opts)
+    user, environment = collect(["app"]), dict(default_environment())
+    prefetched = (
+        start_prefetch(user, source, session=session, environment=environment) if early else None
+    )
     resolution = resolve(
-        collect(["app"]), source, session=session, environment=dict(default_environment())
+        user, source, session=session, environment=environment, prefetched=prefetched
     )
     return sorted(c.name for c in resolution.pins)
 
 
-def test_each_page_and_metadata_file_is_fetched_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("early", [False, True], ids=["with-the-resolver", "started-before"])
+def test_each_page_and_metadata_file_is_fetched_once(tmp_path: Path, early: bool) -> None:
     with serve(_site(tmp_path), hold=0.01) as (url, state):
-        names = _resolve(url)
+        names = _resolve(url, early=early)
     assert len(names) == 1 + 2 * WIDTH
     asked = [path for method, path, _headers in state.requests if method == "GET"]
     pages = [p for p in asked if p.startswith("/simple/")]
@@ -66,3 +72,25 @@ def test_no_more_requests_at_once_than_the_prefetch_threads_and_the_resolver(
         _resolve(url)
     # the prefetch threads, plus the resolver's own thread when it asks before they do
     assert 1 <= state.peak <= PREFETCH_JOBS + 1
+
+
+def test_a_prefetch_started_early_for_no_deps_asks_for_no_dependency(tmp_path: Path) -> None:
+    prof = parse_profile({"properties": {}}, "test profile")
+    opts = Options(target_from_profile(prof), PY, list(tags.sys_tags()))
+    with serve(_site(tmp_path)) as (url, state):
+        session = Session(retries=0, backoff=0.0, timeout=10.0, env={})
+        source = CandidateSource(Finder(IndexConfig(f"{url}/simple/"), session), opts)
+        user, environment = collect(["app"]), dict(default_environment())
+        early = start_prefetch(user, source, session=session, environment=environment, no_deps=True)
+        resolution = resolve(
+            user,
+            source,
+            session=session,
+            environment=environment,
+            no_deps=True,
+            prefetched=early,
+        )
+    assert [c.name for c in resolution.pins] == ["app"]
+    assert {path for _m, path, _h in state.requests if path.startswith("/simple/")} == {
+        "/simple/app/"
+    }

@@ -109,6 +109,8 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self.skipped: list[str] = []
         # what the wheels' metadata says, by URL: shared by the resolutions of several targets
         shared = SharedMetadata() if shared is None else shared
+        #: what the wheels' metadata says, for another provider to share
+        self.shared = shared
         self._metadata = shared.requires
         self._pool: ThreadPoolExecutor | None = None
         self._prefetched: set[str] = set()
@@ -302,11 +304,13 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             else:
                 return
             candidates = self.source.version_candidates(name, version)
-            if candidates and not (
-                candidates[0].is_sdist and candidates[0].link.metadata_hashes is None
+            first = candidates[0] if candidates else None
+            if first is not None and not (
+                first.is_sdist and (first.link.metadata_hashes is None or not self.build_metadata)
             ):
-                # an sdist without index metadata is built only when the resolver asks
-                self.prefetch(self._dependencies(candidates[0]))
+                # an sdist without index metadata is built only when the resolver asks (and
+                # never read by a provider that cannot build: its refusal would be remembered)
+                self.prefetch(self._dependencies(first))
 
     def close(self) -> None:
         with self._prefetch_lock:
