@@ -89,6 +89,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         on_pin: Callable[[Candidate], None] | None = None,
         build_metadata: Callable[[Candidate], bytes] | None = None,
         shared: SharedMetadata | None = None,
+        ahead: Provider | None = None,
     ) -> None:
         self.source = source
         self.session = session
@@ -101,6 +102,9 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self.preferred: Mapping[NormalizedName, Version] = {} if preferred is None else preferred
         #: fetch the pages and best metadata of dependencies ahead of the resolver (0: never)
         self.prefetch_jobs = prefetch_jobs
+        #: another provider (started earlier, for the same requirements) whose threads prefetch
+        #: for this one
+        self.ahead = ahead
         #: told of each candidate the resolver is about to pin (it may still backtrack)
         self.on_pin = on_pin
         #: an sdist candidate's METADATA, from its build backend (None: sdists cannot be used)
@@ -277,21 +281,30 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         the requirement allows), then the same for that pick's dependencies, and so on down
         the tree, ahead of the resolver. Failures surface when the resolver asks for the same
         thing itself."""
+        if self.ahead is not None:
+            self.ahead.prefetch(requirements)
+            return
         if self.prefetch_jobs <= 0:
             return
+        wanted: list[tuple[NormalizedName, SpecifierSet]] = []
         with self._prefetch_lock:
             if self._closed:
                 return
             for req in requirements:
                 key = canonicalize_name(req.name)
-                if key in self._prefetched:
-                    continue
-                self._prefetched.add(key)
-                if self._pool is None:
-                    self._pool = ThreadPoolExecutor(
-                        self.prefetch_jobs, thread_name_prefix="prefetch"
-                    )
-                self._pool.submit(self._warm, key, req.specifier)
+                if key not in self._prefetched:
+                    self._prefetched.add(key)
+                    wanted.append((key, req.specifier))
+            if not wanted:
+                return
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.prefetch_jobs, thread_name_prefix="prefetch")
+            pool = self._pool
+        # submitted outside the lock: a submit may start a thread and wait for it to run, and
+        # the resolver's own thread should not wait for that behind a prefetch thread
+        with contextlib.suppress(RuntimeError):  # closed meanwhile: nothing more is wanted
+            for key, specifier in wanted:
+                pool.submit(self._warm, key, specifier)
 
     def _warm(self, name: str, specifier: SpecifierSet) -> None:
         with contextlib.suppress(Exception):
@@ -313,11 +326,13 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
                 self.prefetch(self._dependencies(first))
 
     def close(self) -> None:
+        """Stop prefetching: what is queued is dropped, and what is under way (a request that
+        only fills the caches) is not waited for."""
         with self._prefetch_lock:
             self._closed = True
             pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def get_dependencies(self, candidate: Candidate) -> list[Requirement]:
         if self.on_pin is not None and not candidate.extras:

@@ -174,6 +174,7 @@ def resolve(
         on_pin=on_pin,
         build_metadata=build_metadata,
         shared=prefetched.provider.shared if prefetched is not None else shared,
+        ahead=prefetched.provider if prefetched is not None else None,
     )
     decisions: list[str] = []
     roots = _roots(user, environment, decisions)
