@@ -19,17 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from fitwheel.errors import IntegrityError
 from fitwheel.variants.errors import VariantError
-from fitwheel.variants.model import VariantDescription
 from fitwheel.variants.names import canonicalize_name
-from fitwheel.wheel.metadata import CoreMetadata, parse_installable_metadata
 
 if TYPE_CHECKING:
+    # loaded where a wheel is checked: an install that checks none does without them
+    from fitwheel.variants.model import VariantDescription
     from fitwheel.wheel.archive import WheelArchive
+    from fitwheel.wheel.metadata import CoreMetadata
 
 
 class NotAsResolvedError(IntegrityError):
@@ -53,7 +51,10 @@ def check_wheel(
 ) -> None:
     """Refuse the wheel at ``path`` (``filename`` in messages) unless its METADATA is
     installable and it is ``name`` ``version`` as ``resolved`` describes it."""
+    from packaging.version import Version
+
     from fitwheel.wheel.archive import WheelArchive  # the one reader, loaded when needed
+    from fitwheel.wheel.metadata import parse_installable_metadata
 
     wants_variant = resolved is not None and resolved.variant is not None
     with WheelArchive(path, lazy_headers=True) as archive:
@@ -124,6 +125,8 @@ def _differences(index: CoreMetadata, wheel: CoreMetadata) -> list[str]:
 
 
 def _same_version(a: str | None, b: str | None) -> bool:
+    from packaging.version import InvalidVersion, Version
+
     try:
         return (Version(a) if a else None) == (Version(b) if b else None)
     except InvalidVersion:
@@ -131,6 +134,8 @@ def _same_version(a: str | None, b: str | None) -> bool:
 
 
 def _same_specifier(a: str | None, b: str | None) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         return SpecifierSet(a or "") == SpecifierSet(b or "")
     except InvalidSpecifier:
