@@ -168,10 +168,12 @@ def plan_cached_wheel(
         group.names.append(sub)
         group.dirs.extend(d for d in _parents(sub) if d not in group.dirs)
         record.append(record_line(prefixes[target] + sub, "sha256=" + digest, size))
-    entry_points = files + dist_info + "/entry_points.txt"
-    if os.path.isfile(entry_points):
-        with open(entry_points, encoding="utf-8") as handle:
-            text = handle.read()
+    entry_points = unpacked.checked.get("entry_points.txt")
+    if entry_points is not None:
+        try:
+            text = entry_points.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise LinkPlanError(f"{dist_info}/entry_points.txt is not UTF-8: {exc}") from exc
         for script, module, attr in entry_point_scripts(text, f"{dist_info}/entry_points.txt"):
             content = launcher(interpreter, module, attr)
             plan.written.append((os.path.join(bases["scripts"], script), content, True))

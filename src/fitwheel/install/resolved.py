@@ -29,6 +29,7 @@ from fitwheel.variants.names import canonicalize_name
 from fitwheel.wheel.metadata import CoreMetadata, parse_installable_metadata
 
 if TYPE_CHECKING:
+    from fitwheel.install.unpacked import UnpackedWheel
     from fitwheel.wheel.archive import WheelArchive
 
 
@@ -59,6 +60,31 @@ def check_wheel(
     with WheelArchive(path, lazy_headers=True) as archive:
         raw = _member(archive, "METADATA")
         variant_json = _member(archive, "variant.json") if wants_variant else None
+    check_metadata(raw, variant_json, filename, name, version, resolved)
+
+
+def check_unpacked(
+    unpacked: UnpackedWheel, filename: str, name: str, version: str, resolved: Resolved | None
+) -> None:
+    """:func:`check_wheel` for a wheel in the unpacked-wheel cache, from the files the cache
+    checked against their hashes when the entry was taken (the archive is not read again)."""
+    wants_variant = resolved is not None and resolved.variant is not None
+    raw = unpacked.checked.get("METADATA")
+    variant_json = unpacked.checked.get("variant.json") if wants_variant else None
+    check_metadata(raw, variant_json, filename, name, version, resolved)
+
+
+def check_metadata(
+    raw: bytes | None,
+    variant_json: bytes | None,
+    filename: str,
+    name: str,
+    version: str,
+    resolved: Resolved | None,
+) -> None:
+    """Refuse a wheel (``filename``) whose METADATA is ``raw`` (None: it has none) and whose
+    ``variant.json`` is ``variant_json`` unless it is ``name`` ``version`` as ``resolved``
+    describes it."""
     if raw is None:
         raise NotAsResolvedError(
             f"{filename}: the wheel has no METADATA file; nothing was installed."
