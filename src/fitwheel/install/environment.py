@@ -109,8 +109,32 @@ class TargetEnvironment:
     def python_version(self) -> str:
         return ".".join(str(p) for p in self.version)
 
+    def listed_names(self) -> set[NormalizedName]:
+        """The canonical names the site folders' ``.dist-info`` and ``.egg-info`` entries are
+        named for (``{name}-{version}.dist-info``): one listing of each folder, no file read.
+        A distribution is found by name the same way (by its folder's name) when it is looked
+        up alone."""
+        names: set[NormalizedName] = set()
+        for site in dict.fromkeys(self.site_dirs):
+            try:
+                entries = os.listdir(site)
+            except OSError:
+                continue
+            for entry in entries:
+                lower = entry.lower()
+                if lower.endswith(".dist-info"):
+                    stem = entry[: -len(".dist-info")]
+                elif lower.endswith(".egg-info"):
+                    stem = entry[: -len(".egg-info")]
+                else:
+                    continue
+                names.add(canonicalize_name(stem.partition("-")[0]))
+        return names
+
     def installed(self) -> dict[NormalizedName, importlib_metadata.Distribution]:
         """Installed distributions by canonical name (the first found on the path wins)."""
+        if not self.listed_names():
+            return {}  # nothing installed: no need to load the metadata reader
         from importlib import metadata as importlib_metadata
 
         found: dict[NormalizedName, importlib_metadata.Distribution] = {}

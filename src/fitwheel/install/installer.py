@@ -190,12 +190,15 @@ def install_wheels(
                     ) from exc
                 placed.update(staged)
                 sources.append((wheel, [], list(staged)))
-            installed = env.installed()
             removed_names: list[str] = []
             removed: set[str] = set()
             replaced = [canonicalize_name(wheel.name) for wheel in wheels]
-            for name in [*replaced, *(canonicalize_name(n) for n in remove)]:
-                old = installed.get(name)
+            wanted = [*replaced, *(canonicalize_name(n) for n in remove)]
+            # the installed distributions are read only when one of these names is installed
+            # (by the folder names), or when files of others may be replaced (below)
+            installed = env.installed() if env.listed_names().intersection(wanted) else None
+            for name in wanted:
+                old = installed.get(name) if installed is not None else None
                 if old is not None:
                     removed.update(str(path) for path in owned_files(old, env.prefix))
                     removed_names.append(f"{old.metadata['Name']} {old.version}")
@@ -203,6 +206,8 @@ def install_wheels(
             txn.plan(placed, removed, groups, whole=env.site_dirs)
             clashes = [final for final in txn.replaced if final not in removed]
             if clashes:
+                if installed is None:
+                    installed = env.installed()
                 notes += _check_owners(env, clashes, sources, installed, allow_overwrite)
         except BaseException:
             txn.abandon()
