@@ -283,6 +283,7 @@ def test_the_cached_metadata_is_checked_without_reading_the_archive(
     )
     venv = fresh(base_venv, tmp_path / "venv")
     env = inspect_environment(str(venv), {})
+
     def view() -> dict[str, str]:
         return {k: v for k, v in snapshot(venv).items() if not k.startswith(".fitwheel")}
 
