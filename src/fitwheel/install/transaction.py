@@ -349,10 +349,15 @@ class Transaction:
                 journal_linked.append((final, backup))
                 if backup is not None:
                     self.backed_up.append((final, backup))
+            # the folders each part needs (those of the group's list; any it did not list are
+            # found from the names when the files are placed)
+            listed = len(here) == len(group.dirs) + 1
             if direct_names:
-                direct.append(LinkGroup(group.dst, group.src, direct_names, []))
+                dirs = [rel for rel in group.dirs if not here[rel]] if listed else []
+                direct.append(LinkGroup(group.dst, group.src, direct_names, dirs))
             if built_names:
-                built.append(LinkGroup(build_root + group.dst, group.src, built_names, []))
+                dirs = [rel for rel in group.dirs if here[rel]] if listed else []
+                built.append(LinkGroup(build_root + group.dst, group.src, built_names, dirs))
         planned: list[Entry] = []
         for path in sorted(entries | swapped, key=_entry_order):
             backup = next_backup() if path in swapped else None
@@ -542,9 +547,12 @@ def _place_all(
             _make_folders(group)
     if hook is None and link_mode == "hardlink":
         for group in groups:
-            left = _link_names(group.dst, group.src, group.names)
+            left, missing = _link_names(group.dst, group.src, group.names)
             if left:
-                _place_names(group.dst, group.src, left, "copy", None, scratch)
+                # a missing folder is made there and linking goes on; otherwise links cannot
+                # be made there and the rest are copied
+                mode = link_mode if missing else "copy"
+                _place_names(group.dst, group.src, left, mode, None, scratch)
         return
     total = sum(len(g.names) for g in groups)
     workers = min(4, os.cpu_count() or 1)
@@ -590,10 +598,10 @@ def _make_folders(group: LinkGroup) -> None:
             os.mkdir(dst + folder)
 
 
-def _link_names(dst: str, src: str, names: list[str]) -> list[str]:
+def _link_names(dst: str, src: str, names: list[str]) -> tuple[list[str], bool]:
     """Hard-link ``src + name`` to ``dst + name`` for each name, in order, into folders that
-    exist; the names left from the first link that failed for another reason than an existing
-    file (which raises), or an empty list."""
+    exist. Returns the names left from the first link that failed for another reason than an
+    existing file (which raises), and whether it failed for a missing folder."""
     link = os.link
     done = 0
     try:
@@ -602,9 +610,11 @@ def _link_names(dst: str, src: str, names: list[str]) -> list[str]:
             done += 1
     except FileExistsError:
         raise
+    except FileNotFoundError:
+        return names[done:], True
     except OSError:
-        return names[done:]
-    return []
+        return names[done:], False
+    return [], False
 
 
 def _place_names(
