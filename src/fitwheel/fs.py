@@ -33,6 +33,7 @@ HTTP = "http"
 ENVS = "envs"
 DETECT = "detect"
 BUILT = "built"
+REMEMBERED = "remembered"
 
 
 def user_cache_dir(env: Mapping[str, str]) -> str:
@@ -126,6 +127,21 @@ class CacheLayout:
         """What source builds made, ``{sha[:2]}/{sha}/`` by the sdist's sha256: the wheels
         built from it, and the metadata prepared for each interpreter."""
         return self.root / BUILT
+
+    @property
+    def remembered(self) -> Path:
+        """Remembered resolutions, ``{key[:2]}/{key}.json`` (see
+        :mod:`fitwheel.install.remembered`)."""
+        return self.root / REMEMBERED
+
+    def wheel_file(self, sha256: str, filename: str) -> str:
+        """Where the downloaded wheel ``filename`` with that sha256 is kept."""
+        return cached_wheel(self.wheels, sha256, filename)
+
+
+def cached_wheel(folder: StrPath, sha256: str, filename: str) -> str:
+    """The place of a wheel in a wheel cache folder: ``{sha[:2]}/{sha}/{filename}``."""
+    return os.path.join(folder, sha256[:2], sha256, filename)
 
 
 def _temporary(folder: str, name: str, mode: int) -> tuple[int, str]:

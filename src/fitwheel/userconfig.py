@@ -30,8 +30,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from fitwheel.errors import FitwheelError
 
@@ -73,8 +72,8 @@ def config_paths(env: Mapping[str, str]) -> dict[str, str]:
 def _read(path: str, required: bool = False) -> dict[str, Any]:
     from fitwheel.platform.overrides import OverrideError, load_config
 
-    if not required and not os.path.lexists(path):
-        return {}
+    if path == os.devnull or (not required and not os.path.lexists(path)):
+        return {}  # no file: the TOML parser is not loaded
     try:
         return load_config(path, required=required)
     except OverrideError as exc:
@@ -104,8 +103,7 @@ def _normalise(key: str, value: Any, origin: str) -> str | list[str]:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(NamedTuple):
     key: str
     value: str | list[str]
     origin: str

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from fitwheel.errors import UsageError
 
 if TYPE_CHECKING:
+    from fitwheel.install.installer import InstallResult
     from fitwheel.install.workflow import InstallOutcome
     from fitwheel.platform.profile import Profile
     from fitwheel.variants.ordering import Target
@@ -207,6 +208,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     out = parser.add_argument_group("output")
     out.add_argument("--dry-run", action="store_true", help="resolve and report; change nothing")
+    index.add_argument(
+        "--refresh",
+        action="store_true",
+        help="ask the indexes again for every cached page, however fresh, and resolve afresh "
+        "(by default a page is reused while its Cache-Control max-age lasts, and an install "
+        "whose every input is unchanged reuses its earlier resolution)",
+    )
     out.add_argument(
         "--explain",
         action="store_true",
@@ -267,31 +275,84 @@ def _progress() -> tuple[Any, Any]:
     return bar, advance
 
 
-def _summary(outcome: InstallOutcome, dry_run: bool) -> list[str]:
+def _summary(
+    rows: list[tuple[str, str, str | None, str]], installed: InstallResult | None, dry_run: bool
+) -> list[str]:
+    """The closing lines: ``rows`` are (name, version, variant label, action) as planned."""
     lines = []
     verb = "Would install" if dry_run else "Installed"
-    fresh = [p for p in outcome.planned if p.action != "keep"]
-    kept = [p for p in outcome.planned if p.action == "keep"]
 
-    def show(p: Any) -> str:
-        label = f" [{p.candidate.label}]" if p.candidate.label else ""
-        return f"{p.candidate.name} {p.candidate.version}{label}"
+    def show(row: tuple[str, str, str | None, str]) -> str:
+        label = f" [{row[2]}]" if row[2] else ""
+        return f"{row[0]} {row[1]}{label}"
 
+    fresh = [show(r) for r in rows if r[3] != "keep"]
+    kept = [show(r) for r in rows if r[3] == "keep"]
     if fresh:
-        lines.append(f"{verb}: " + ", ".join(show(p) for p in fresh))
+        lines.append(f"{verb}: " + ", ".join(fresh))
     if kept:
-        lines.append("Already installed: " + ", ".join(show(p) for p in kept))
-    if outcome.installed is not None:
-        lines += outcome.installed.notes
-        if outcome.installed.removed:
-            lines.append("Replaced: " + ", ".join(outcome.installed.removed))
+        lines.append("Already installed: " + ", ".join(kept))
+    if installed is not None:
+        lines += installed.notes
+        if installed.removed:
+            lines.append("Replaced: " + ", ".join(installed.removed))
     return lines
 
 
-def run(args: argparse.Namespace) -> int:
-    from fitwheel.install.report import explain_lines, report_json
-    from fitwheel.install.workflow import InstallRequest, run_install
+def _planned_rows(outcome: InstallOutcome) -> list[tuple[str, str, str | None, str]]:
+    return [
+        (str(p.candidate.name), str(p.candidate.version), p.candidate.label, p.action)
+        for p in outcome.planned
+    ]
 
+
+#: requirement strings that name a file, a folder or a URL (never remembered)
+_LOCAL_HINTS = ("/", "\\", "://", "@", "~")
+_LOCAL_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar")
+
+
+def _recall(args: argparse.Namespace, target: Target | None, profile: Profile | None) -> Any:
+    """A :class:`fitwheel.install.remembered.Recall` for this install, or None where it cannot
+    be remembered (see that module)."""
+    import os
+
+    from fitwheel.install.remembered import DISABLE_ENV, Recall
+
+    if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
+        return None
+    if (
+        args.explain
+        or args.report
+        or args.verify
+        or args.editables
+        or args.no_cache_dir
+        or args.force_reinstall
+        or args.require_hashes
+        or args.find_links
+        or args.no_index
+        or args.refresh
+    ):
+        return None
+    for text in args.requirements:
+        if text.startswith(".") or any(h in text for h in _LOCAL_HINTS):
+            return None
+        if text.lower().endswith(_LOCAL_SUFFIXES):
+            return None
+    from fitwheel.errors import FitwheelError
+
+    try:
+        return Recall(
+            options=vars(args),
+            env=os.environ,
+            python=args.python,
+            cache_dir=args.cache_dir,
+            target=(target, profile),
+        )
+    except (FitwheelError, OSError, KeyError, TypeError, ValueError):
+        return None  # the full path names the problem
+
+
+def run(args: argparse.Namespace) -> int:
     if not args.requirements and not args.requirement_files and not args.editables:
         raise UsageError("name at least one requirement, or pass -r FILE.")
     if args.jobs < 1:
@@ -302,6 +363,33 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--retries must be 0 or more.")
     if args.build_timeout is not None and not args.build_timeout > 0:
         raise UsageError("--build-timeout must be a positive number of seconds.")
+    forced = _forced(args.variant)
+    from fitwheel.cli._torch import torch_settings_of
+
+    torch = torch_settings_of(args)
+    target, profile, description = _target(args, need_hardware=torch.backend == "auto")
+    recall = _recall(args, target, profile)
+    notice = None if args.quiet else sys.stderr
+    if recall is not None:
+        replayed = recall.replay(
+            dry_run=args.dry_run,
+            link_mode=args.link_mode,
+            allow_overwrite=args.allow_overwrite,
+            break_system_packages=args.break_system_packages,
+            compile_bytecode=args.compile,
+            notice=notice,
+        )
+        if replayed is not None:
+            for warning in replayed.record.warnings:
+                print(f"fitwheel: warning: {warning}", file=sys.stderr)
+            if not args.quiet:
+                rows = [(p.name, p.version, p.label, p.action) for p in replayed.record.plan]
+                for line in _summary(rows, replayed.installed, args.dry_run):
+                    print(line)
+            return 0
+    from fitwheel.install.report import explain_lines, report_json
+    from fitwheel.install.workflow import InstallRequest, run_install
+
     request = InstallRequest(
         requirements=args.requirements,
         requirement_files=args.requirement_files,
@@ -315,7 +403,7 @@ def run(args: argparse.Namespace) -> int:
         python=args.python,
         dry_run=args.dry_run,
         no_variants=args.no_variants,
-        forced_variants=_forced(args.variant),
+        forced_variants=forced,
         allow_fallback=args.allow_fallback,
         pre=args.pre,
         no_deps=args.no_deps,
@@ -337,11 +425,9 @@ def run(args: argparse.Namespace) -> int:
         retries=args.retries,
         trusted_hosts=args.trusted_host,
     )
-    from fitwheel.cli._torch import torch_settings_of
-
-    torch = torch_settings_of(args)
     request.torch = torch
-    target, profile, description = _target(args, need_hardware=torch.backend == "auto")
+    request.remember = recall is not None
+    request.refresh = args.refresh
     bar, advance = _progress() if not args.quiet else (None, None)
     with bar if bar is not None else contextlib.nullcontext():
         outcome = run_install(
@@ -349,8 +435,12 @@ def run(args: argparse.Namespace) -> int:
             target=target,
             profile=profile,
             progress=advance,
-            notice=None if args.quiet else sys.stderr,
+            notice=notice,
         )
+    if recall is not None:
+        if outcome.installed is not None and recall.recovered:
+            outcome.installed.notes[:0] = recall.recovered
+        recall.keep(outcome)
     for warning in outcome.warnings:
         print(f"fitwheel: warning: {warning}", file=sys.stderr)
     if args.explain:
@@ -368,7 +458,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             Path(args.report).write_text(text, encoding="utf-8")
     if not args.quiet and args.report != "-":
-        for line in _summary(outcome, args.dry_run):
+        for line in _summary(_planned_rows(outcome), outcome.installed, args.dry_run):
             print(line)
     if args.verify and not args.dry_run:
         _verify(args, outcome, profile)

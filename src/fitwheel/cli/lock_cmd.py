@@ -169,7 +169,6 @@ def _torch_settings(args: argparse.Namespace, previous: Lock | None, output: Pat
     """The torch settings in force (flags over environment over files); where none is given,
     the backend and index root the lock was made with, so that ``lock --check`` and
     ``lock --upgrade`` re-lock as before."""
-    import dataclasses
 
     from fitwheel.cli._torch import torch_settings_of
 
@@ -178,12 +177,11 @@ def _torch_settings(args: argparse.Namespace, previous: Lock | None, output: Pat
         return settings
     recorded = previous.torch_backend_requested()
     if settings.backend is None and recorded:
-        settings = dataclasses.replace(
-            settings, backend=recorded, backend_origin=f"{output} (the backend it was locked with)"
+        settings = settings._replace(
+            backend=recorded, backend_origin=f"{output} (the backend it was locked with)"
         )
     if previous.torch_index_url and settings.index_url_origin == "the default":
-        settings = dataclasses.replace(
-            settings,
+        settings = settings._replace(
             index_url=previous.torch_index_url,
             index_url_origin=f"{output} (the index root it was locked with)",
         )

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import configparser
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fitwheel.errors import FitwheelError
+from fitwheel.index.configfiles import pip_config_files
 
 
 class ConfigError(FitwheelError):
@@ -83,23 +83,6 @@ class IndexConfig:
             self.cert,
             tuple((clean(u), origin) for u, origin in self.searched),
         )
-
-
-def pip_config_files(env: Mapping[str, str], site_prefix: str | None = None) -> list[Path]:
-    """pip's configuration files, lowest precedence first."""
-    if env.get("PIP_CONFIG_FILE") == os.devnull:
-        return []
-    files: list[Path] = []
-    xdg_dirs = env.get("XDG_CONFIG_DIRS") or "/etc/xdg"
-    files += [Path(d) / "pip" / "pip.conf" for d in xdg_dirs.split(os.pathsep) if d]
-    files.append(Path("/etc/pip.conf"))
-    home = Path(env.get("HOME") or os.path.expanduser("~"))
-    files.append(home / ".pip" / "pip.conf")
-    files.append(Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "pip" / "pip.conf")
-    files.append(Path(site_prefix or sys.prefix) / "pip.conf")
-    if env.get("PIP_CONFIG_FILE"):
-        files.append(Path(env["PIP_CONFIG_FILE"]))
-    return files
 
 
 def _split(value: str) -> list[str]:

@@ -300,7 +300,9 @@ class Session:
         "max_file_bytes",
         "max_page_bytes",
         "max_retry_after",
+        "reads",
         "retries",
+        "revalidate",
         "timeout",
         "trusted_hosts",
     )
@@ -345,6 +347,12 @@ class Session:
         self._lock = threading.RLock()
         #: URL -> the error a GET of it ended with: asked again, it fails the same way at once
         self._failed: dict[str, NetworkError] = {}
+        #: when a list: every URL whose answer is not content-addressed, as it is asked for
+        #: (None for a read no cache entry can stand for: a range, a HEAD, a GET past the
+        #: cache), for :mod:`fitwheel.install.remembered`
+        self.reads: list[str | None] | None = None
+        #: ask the server again for every cached page, however fresh (``--refresh``)
+        self.revalidate = False
 
     def quick(self, timeout: float = 10.0) -> Session:
         """A session like this one (credentials, trust, cache) that does not retry and waits
@@ -362,6 +370,8 @@ class Session:
             max_file_bytes=self.max_file_bytes,
         )
         other._credentials = self._credentials
+        other.reads = self.reads
+        other.revalidate = self.revalidate
         return other
 
     def add_credentials(self, url: str) -> str:
@@ -560,6 +570,8 @@ class Session:
         published = Hashes.of(hashes)
         # refused before any request when the index offers no hash fitwheel checks
         algorithm = published.choose(redact(url), what)
+        if algorithm is None and self.reads is not None:
+            self.reads.append(url if use_cache and self.cache is not None else None)
         cached = self.cache.load(url) if (self.cache and use_cache) else None
         if cached is not None and algorithm is not None:
             meta, body = cached
@@ -569,7 +581,7 @@ class Session:
             cached = None  # not the published content: fetch it afresh, unconditionally
         if cached is not None:
             meta, body = cached
-            if float(meta.get("expires_at", 0)) > time.time():
+            if not self.revalidate and float(meta.get("expires_at", 0)) > time.time():
                 hdrs = {"content-type": meta.get("content_type", "")}
                 return Response(url, 200, hdrs, body, from_cache=True)
             if meta.get("etag"):
@@ -611,6 +623,8 @@ class Session:
         """Bytes ``start..end`` (inclusive) of ``url``, or None if the server ignores ranges.
         Never more than the range is read, whatever the server sends (a server that ignores
         the range and sends a whole multi-gigabyte wheel is cut off)."""
+        if self.reads is not None:
+            self.reads.append(None)
         wanted = end - start + 1
 
         def read(resp: urllib3.BaseHTTPResponse, deadline: _Deadline) -> bytes | None:
@@ -632,6 +646,9 @@ class Session:
             raise HttpError(url, 206, f"more than the {wanted} bytes asked for") from exc
 
     def head(self, url: str) -> Mapping[str, str]:
+        if self.reads is not None:
+            self.reads.append(None)
+
         def read(resp: urllib3.BaseHTTPResponse, _deadline: _Deadline) -> Mapping[str, str]:
             if resp.status >= 400:
                 raise HttpError(url, resp.status)

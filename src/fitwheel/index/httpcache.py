@@ -55,6 +55,25 @@ class HttpCache:
             return None
         return meta, body
 
+    def fresh_sha256(self, url: str, now: float) -> str | None:
+        """The sha256 of the body kept for ``url`` while the entry is fresh (its ``max-age`` not
+        past at ``now``), else None; only the entry's first line is read (a torn body is
+        found when the entry is loaded)."""
+        try:
+            with open(self._path(url)[1], "rb") as handle:
+                head = handle.readline(1 << 16)
+        except OSError:
+            return None
+        try:
+            meta = json.loads(head)
+            expires = float(meta.get("expires_at", 0))
+        except (ValueError, TypeError, AttributeError):
+            return None
+        sha256 = meta.get("sha256")
+        if meta.get("url") != url or not isinstance(sha256, str) or not expires > now:
+            return None
+        return sha256
+
     def store(
         self,
         url: str,

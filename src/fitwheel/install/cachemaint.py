@@ -64,6 +64,7 @@ def info(layout: CacheLayout) -> dict[str, dict[str, int]]:
         ("http", layout.http),
         ("envs", layout.envs),
         ("detect", layout.detect),
+        ("remembered", layout.remembered),
     ):
         entries = 0
         if name in ("wheels", "unpacked"):
@@ -198,7 +199,8 @@ def clean(layout: CacheLayout, *, now: float | None = None) -> CacheReport:
 
 def prune(layout: CacheLayout, *, older_than_days: float, now: float | None = None) -> CacheReport:
     """Remove the wheels and unpacked wheels not used for ``older_than_days`` days (0: all of
-    them, and the index pages too), and the leftovers of killed processes."""
+    them, and the index pages and remembered resolutions too), and the leftovers of killed
+    processes."""
     now = time.time() if now is None else now
     limit = now - older_than_days * 86400
     report = CacheReport(str(layout.root))
@@ -213,10 +215,11 @@ def prune(layout: CacheLayout, *, older_than_days: float, now: float | None = No
             continue  # kept with its unpacked form
         if _last_use(layout.unpacked / sha256[:2] / f"{sha256}.lock", entry) <= limit:
             _remove_wheel(entry, report)
-    if older_than_days <= 0 and layout.http.is_dir():
-        report.freed_bytes += _size(layout.http)
-        shutil.rmtree(layout.http, ignore_errors=True)
-        report.removed.append(str(layout.http))
+    for folder in (layout.http, layout.remembered):
+        if older_than_days <= 0 and folder.is_dir():
+            report.freed_bytes += _size(folder)
+            shutil.rmtree(folder, ignore_errors=True)
+            report.removed.append(str(folder))
     _leftovers(layout, now, report)
     return report
 

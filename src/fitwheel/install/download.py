@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from fitwheel.errors import FitwheelError
-from fitwheel.fs import CACHE_FULL_HINT, CacheLayout, lock_fd, storage_error
+from fitwheel.fs import CACHE_FULL_HINT, CacheLayout, cached_wheel, lock_fd, storage_error
 from fitwheel.index.auth import redact
 from fitwheel.index.findlinks import local_path
 from fitwheel.install.precreate import Precreator
@@ -215,7 +215,7 @@ class Downloader:
             self._pool = None
 
     def _cached(self, sha256: str, filename: str) -> Path:
-        return self.cache_dir / sha256[:2] / sha256 / filename
+        return Path(cached_wheel(self.cache_dir, sha256, filename))
 
     def fetch(
         self, item: DownloadItem, progress: Callable[[str, int], None] | None = None

@@ -11,15 +11,13 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from packaging.utils import NormalizedName
-
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import atomic_write
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import canonicalize_name
 
 if TYPE_CHECKING:
@@ -27,6 +25,7 @@ if TYPE_CHECKING:
     from importlib import metadata as importlib_metadata
 
     from packaging import tags as packaging_tags
+    from packaging.utils import NormalizedName
 
 SCHEME_KEYS = ("purelib", "platlib", "scripts", "data", "headers")
 
@@ -82,18 +81,54 @@ class EnvironmentError_(FitwheelError):
     pass
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class TargetEnvironment:
+class TargetEnvironment(Frozen):
+    """An environment to install into (a plain slotted class: every install builds one, and
+    ``dataclasses`` costs milliseconds to import)."""
+
+    __slots__ = (
+        "cache_tag",
+        "externally_managed",
+        "is_venv",
+        "markers",
+        "prefix",
+        "python",
+        "scheme",
+        "tags",
+        "version",
+    )
     python: str
     prefix: Path
     scheme: Mapping[str, str]
     version: tuple[int, int, int]
     markers: Mapping[str, str]
     cache_tag: str | None
-    tags: tuple[packaging_tags.Tag, ...] = ()
-    is_venv: bool = True
+    tags: tuple[packaging_tags.Tag, ...]
+    is_venv: bool
     #: PEP 668: the distribution manages this interpreter's packages
-    externally_managed: bool = False
+    externally_managed: bool
+
+    def __init__(
+        self,
+        python: str,
+        prefix: Path,
+        scheme: Mapping[str, str],
+        version: tuple[int, int, int],
+        markers: Mapping[str, str],
+        cache_tag: str | None,
+        tags: tuple[packaging_tags.Tag, ...] = (),
+        is_venv: bool = True,
+        externally_managed: bool = False,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "python", python)
+        _set(self, "prefix", prefix)
+        _set(self, "scheme", scheme)
+        _set(self, "version", version)
+        _set(self, "markers", markers)
+        _set(self, "cache_tag", cache_tag)
+        _set(self, "tags", tags)
+        _set(self, "is_venv", is_venv)
+        _set(self, "externally_managed", externally_managed)
 
     def __repr__(self) -> str:
         return f"TargetEnvironment(python={self.python!r}, prefix={self.prefix!r})"
@@ -109,31 +144,9 @@ class TargetEnvironment:
     def python_version(self) -> str:
         return ".".join(str(p) for p in self.version)
 
-    def listed_names(self) -> set[NormalizedName]:
-        """The canonical names the site folders' ``.dist-info`` and ``.egg-info`` entries are
-        named for (``{name}-{version}.dist-info``): one listing of each folder, no file read.
-        A distribution is found by name the same way (by its folder's name) when it is looked
-        up alone."""
-        names: set[NormalizedName] = set()
-        for site in dict.fromkeys(self.site_dirs):
-            try:
-                entries = os.listdir(site)
-            except OSError:
-                continue
-            for entry in entries:
-                lower = entry.lower()
-                if lower.endswith(".dist-info"):
-                    stem = entry[: -len(".dist-info")]
-                elif lower.endswith(".egg-info"):
-                    stem = entry[: -len(".egg-info")]
-                else:
-                    continue
-                names.add(canonicalize_name(stem.partition("-")[0]))
-        return names
-
     def installed(self) -> dict[NormalizedName, importlib_metadata.Distribution]:
         """Installed distributions by canonical name (the first found on the path wins)."""
-        if not self.listed_names():
+        if not self._has_metadata_folders():
             return {}  # nothing installed: no need to load the metadata reader
         from importlib import metadata as importlib_metadata
 
@@ -153,6 +166,39 @@ class TargetEnvironment:
             if name and canonicalize_name(name) not in found:
                 found[canonicalize_name(name)] = dist
         return found
+
+    def _has_metadata_folders(self) -> bool:
+        """Whether a site folder has any ``.dist-info`` or ``.egg-info`` entry at all."""
+        for folder in self.site_dirs:
+            try:
+                entries = os.listdir(folder)
+            except OSError:
+                continue
+            if any(entry.lower().endswith((".dist-info", ".egg-info")) for entry in entries):
+                return True
+        return False
+
+    def maybe_installed(self, names: Iterable[str]) -> bool:
+        """Whether any of ``names`` (canonical) may be installed, from the site folders'
+        ``.dist-info``/``.egg-info`` entry names alone (a name it cannot read counts as a
+        yes): a cheap way to know that :meth:`installed` need not be read."""
+        wanted = set(names)
+        if not wanted:
+            return False
+        for folder in self.site_dirs:
+            try:
+                entries = os.listdir(folder)
+            except OSError:
+                continue
+            for entry in entries:
+                if not entry.endswith((".dist-info", ".egg-info")):
+                    continue
+                project, dash, rest = entry.rsplit(".", 1)[0].partition("-")
+                if not project or (dash and not rest[:1].isdigit()):
+                    return True  # not NAME-VERSION: cannot tell whose it is
+                if canonicalize_name(project) in wanted:
+                    return True
+        return False
 
     def tag_priority(self) -> dict[packaging_tags.Tag, int]:
         return {tag: index for index, tag in enumerate(self.tags)}
@@ -352,19 +398,16 @@ def _probe(interpreter: str, cache_dir: Path | None) -> dict[str, Any]:
     return data
 
 
-def inspect_environment(
-    python: str | None = None,
-    env: Mapping[str, str] | None = None,
-    *,
-    cache_dir: Path | None = None,
-    tags: bool = True,
-) -> TargetEnvironment:
-    """Describe the environment ``python`` names; ``cache_dir`` keeps the interpreter's answers
-    (keyed by the identity of the interpreter and ``pyvenv.cfg``): later runs start no process.
-    ``tags=False`` leaves the wheel tags out (for reading an environment, not installing)."""
-    env = os.environ if env is None else env
+def describe_interpreter(
+    python: str | None, env: Mapping[str, str], cache_dir: Path | None
+) -> tuple[str, dict[str, Any]]:
+    """The interpreter ``python`` names and what it says of itself (see :func:`_probe`)."""
     interpreter = find_interpreter(python, env)
-    data = _probe(interpreter, cache_dir)
+    return interpreter, _probe(interpreter, cache_dir)
+
+
+def environment_of(interpreter: str, data: Mapping[str, Any], *, tags: bool) -> TargetEnvironment:
+    """The environment of ``interpreter`` from its answers (:func:`describe_interpreter`)."""
     paths = data["paths"]
     scheme = {
         "purelib": paths["purelib"],
@@ -388,6 +431,20 @@ def inspect_environment(
         and bool(paths.get("stdlib"))
         and (Path(paths["stdlib"]) / "EXTERNALLY-MANAGED").exists(),
     )
+
+
+def inspect_environment(
+    python: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    cache_dir: Path | None = None,
+    tags: bool = True,
+) -> TargetEnvironment:
+    """Describe the environment ``python`` names; ``cache_dir`` keeps the interpreter's answers
+    (keyed by the identity of the interpreter and ``pyvenv.cfg``): later runs start no process.
+    ``tags=False`` leaves the wheel tags out (for reading an environment, not installing)."""
+    interpreter, data = describe_interpreter(python, os.environ if env is None else env, cache_dir)
+    return environment_of(interpreter, data, tags=tags)
 
 
 def running_environment() -> TargetEnvironment:

@@ -47,7 +47,16 @@ class InstallError(FitwheelError):
 
 
 class WheelToInstall:
-    __slots__ = ("direct_url", "name", "path", "requested", "resolved", "sha256", "version")
+    __slots__ = (
+        "checked",
+        "direct_url",
+        "name",
+        "path",
+        "requested",
+        "resolved",
+        "sha256",
+        "version",
+    )
 
     def __init__(
         self,
@@ -58,6 +67,7 @@ class WheelToInstall:
         direct_url: dict[str, Any] | None = None,
         sha256: str | None = None,
         resolved: Resolved | None = None,
+        checked: bool = False,
     ) -> None:
         self.path = path
         #: the distribution name and version (from the resolver, else from the filename)
@@ -70,6 +80,9 @@ class WheelToInstall:
         self.sha256 = sha256
         #: what the resolver took the wheel to be (checked against the wheel before installing)
         self.resolved = resolved
+        #: this very file (by ``sha256``) passed that check for this name and version before,
+        #: against the same resolution (a remembered install): it is not checked again
+        self.checked = checked and sha256 is not None
 
     def __repr__(self) -> str:
         return f"WheelToInstall({self.path.name!r}, {self.name!r}, {self.version!r})"
@@ -156,10 +169,11 @@ def install_wheels(
                     if unpacked is not None and wheel.sha256 is not None:
                         # its members checked once, when unpacked; the archive is not read again
                         cached = unpacked.get(wheel.path, wheel.sha256)
-                        check_unpacked(
-                            cached, wheel.path.name, wheel.name, wheel.version, wheel.resolved
-                        )
-                    else:
+                        if not wheel.checked:
+                            check_unpacked(
+                                cached, wheel.path.name, wheel.name, wheel.version, wheel.resolved
+                            )
+                    elif not wheel.checked:
                         check_wheel(
                             wheel.path, wheel.path.name, wheel.name, wheel.version, wheel.resolved
                         )
@@ -193,12 +207,12 @@ def install_wheels(
             removed_names: list[str] = []
             removed: set[str] = set()
             replaced = [canonicalize_name(wheel.name) for wheel in wheels]
-            wanted = [*replaced, *(canonicalize_name(n) for n in remove)]
-            # the installed distributions are read only when one of these names is installed
-            # (by the folder names), or when files of others may be replaced (below)
-            installed = env.installed() if env.listed_names().intersection(wanted) else None
-            for name in wanted:
-                old = installed.get(name) if installed is not None else None
+            names = [*replaced, *(canonicalize_name(n) for n in remove)]
+            # reading every installed distribution costs more than installing a few small
+            # wheels: only when one of these names may be among them
+            installed = env.installed() if env.maybe_installed(names) else {}
+            for name in names:
+                old = installed.get(name)
                 if old is not None:
                     removed.update(str(path) for path in owned_files(old, env.prefix))
                     removed_names.append(f"{old.metadata['Name']} {old.version}")
@@ -206,7 +220,7 @@ def install_wheels(
             txn.plan(placed, removed, groups, whole=env.site_dirs)
             clashes = [final for final in txn.replaced if final not in removed]
             if clashes:
-                if installed is None:
+                if not installed:
                     installed = env.installed()
                 notes += _check_owners(env, clashes, sources, installed, allow_overwrite)
         except BaseException:

@@ -19,18 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from fitwheel.errors import IntegrityError
 from fitwheel.variants.errors import VariantError
-from fitwheel.variants.model import VariantDescription
 from fitwheel.variants.names import canonicalize_name
-from fitwheel.wheel.metadata import CoreMetadata, parse_installable_metadata
 
 if TYPE_CHECKING:
+    # loaded where a wheel is checked: an install that checks none does without them
     from fitwheel.install.unpacked import UnpackedWheel
+    from fitwheel.variants.model import VariantDescription
     from fitwheel.wheel.archive import WheelArchive
+    from fitwheel.wheel.metadata import CoreMetadata
 
 
 class NotAsResolvedError(IntegrityError):
@@ -85,6 +83,10 @@ def check_metadata(
     """Refuse a wheel (``filename``) whose METADATA is ``raw`` (None: it has none) and whose
     ``variant.json`` is ``variant_json`` unless it is ``name`` ``version`` as ``resolved``
     describes it."""
+    from packaging.version import Version
+
+    from fitwheel.wheel.metadata import parse_installable_metadata
+
     if raw is None:
         raise NotAsResolvedError(
             f"{filename}: the wheel has no METADATA file; nothing was installed."
@@ -150,6 +152,8 @@ def _differences(index: CoreMetadata, wheel: CoreMetadata) -> list[str]:
 
 
 def _same_version(a: str | None, b: str | None) -> bool:
+    from packaging.version import InvalidVersion, Version
+
     try:
         return (Version(a) if a else None) == (Version(b) if b else None)
     except InvalidVersion:
@@ -157,6 +161,8 @@ def _same_version(a: str | None, b: str | None) -> bool:
 
 
 def _same_specifier(a: str | None, b: str | None) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         return SpecifierSet(a or "") == SpecifierSet(b or "")
     except InvalidSpecifier:

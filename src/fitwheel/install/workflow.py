@@ -90,6 +90,8 @@ class InstallRequest:
         retries: int | None = None,
         trusted_hosts: Sequence[str] = (),
         torch: TorchSettings | None = None,
+        remember: bool = False,
+        refresh: bool = False,
     ) -> None:
         self.requirements = requirements
         self.requirement_files = requirement_files
@@ -139,6 +141,11 @@ class InstallRequest:
         self.retries = retries
         #: hosts whose HTTPS certificate is not checked (pip's ``--trusted-host``)
         self.trusted_hosts = trusted_hosts
+        #: note what the resolution reads, so that it can be remembered
+        #: (:mod:`fitwheel.install.remembered`)
+        self.remember = remember
+        #: ask the index again for every cached page, however fresh
+        self.refresh = refresh
 
     def with_pip_settings(self, settings: PipSettings) -> InstallRequest:
         """This request with pip's configuration under it: a yes/no setting is on when the
@@ -182,9 +189,13 @@ class InstallOutcome:
     __slots__ = (
         "config",
         "environment",
+        "files_read",
         "gpu_builds",
         "installed",
+        "installed_before",
+        "pages_read",
         "planned",
+        "remember_blocked",
         "resolution",
         "router",
         "warnings",
@@ -209,6 +220,14 @@ class InstallOutcome:
         self.router: Router | None = None
         #: GPU builds resolved for a target without that GPU (also among the warnings)
         self.gpu_builds: list[str] = []
+        #: with ``InstallRequest.remember``: the URLs the resolution read (None: a read no
+        #: cached page stands for), the requirements files read, the installed set it saw
+        #: (:func:`fitwheel.install.remembered.installed_state`), and why it cannot be
+        #: remembered at all (None: nothing against it)
+        self.pages_read: list[str | None] = []
+        self.files_read: list[str] = []
+        self.installed_before: list[object] | None = None
+        self.remember_blocked: str | None = None
 
 
 def installed_label(dist: object) -> str | None:
@@ -348,6 +367,9 @@ def _run_install(
         timeout=DEFAULT_TIMEOUT if request.timeout is None else request.timeout,
         trusted_hosts=frozenset(request.trusted_hosts),
     )
+    session.revalidate = request.refresh
+    if request.remember:
+        session.reads = []
     with contextlib.ExitStack() as stack:
         fetcher = _Fetcher(request, session, layout, progress)
         # on failure (or interrupt) the downloads and unpacking under way end before the
@@ -372,6 +394,7 @@ def _build_local_sources(user: UserInput, sources: _Sources) -> UserInput:
     from fitwheel.variants.filenames import WheelFilename
 
     out = UserInput(constraints=user.constraints)
+    out.files = user.files
     for item in user.requirements:
         path = item.source_path
         if path is None:
@@ -554,6 +577,11 @@ class _Sources:
         #: --hash pins by project: an sdist is checked against them before any of its code runs
         self.pinned: dict[NormalizedName, Mapping[str, frozenset[str]]] = {}
         self._downloads: dict[tuple[str, str], Downloaded] = {}
+
+    @property
+    def built(self) -> bool:
+        """Whether a source build was set up (a build's environment is resolved apart)."""
+        return self._builder is not None
 
     def builder(self) -> SourceBuilder:
         from fitwheel.sdist.builder import DEFAULT_BUILD_TIMEOUT, SourceBuilder
@@ -770,6 +798,11 @@ def _resolve_and_install(
     router: Router | None = None,
 ) -> InstallOutcome:
     installed_dists = env.installed()
+    installed_before = None
+    if request.remember:
+        from fitwheel.install.remembered import installed_state
+
+        installed_before = installed_state(env.site_dirs)
     installed: dict[NormalizedName, Version] = {}
     for name, dist in installed_dists.items():
         try:
@@ -827,6 +860,14 @@ def _resolve_and_install(
             Planned(cand, cand.name in resolution.requested, action, sha256=cand.link.sha256)
         )
     outcome = InstallOutcome(env, config, resolution, planned, None)
+    if request.remember:
+        outcome.pages_read = session.reads if session.reads is not None else []
+        outcome.files_read = user.files
+        outcome.installed_before = installed_before
+        if user_hashes or request.require_hashes:
+            outcome.remember_blocked = "hash-checked"
+        elif sources.built:
+            outcome.remember_blocked = "built from source"
     outcome.warnings += resolution.invalid
     outcome.router = router
     outcome.warnings += skipped_versions(resolution)

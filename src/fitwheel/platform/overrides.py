@@ -369,6 +369,8 @@ def load_config(path: str, *, required: bool) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise OverrideError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    if not data.strip():
+        return {}  # an empty file (or /dev/null) says nothing: no parser needed
     import tomllib  # only when a config file is read: off the detection start path
 
     try:

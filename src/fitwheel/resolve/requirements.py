@@ -47,7 +47,7 @@ class UserRequirement:
 
 
 class UserInput:
-    __slots__ = ("constraints", "requirements")
+    __slots__ = ("constraints", "files", "requirements")
 
     def __init__(
         self,
@@ -56,6 +56,8 @@ class UserInput:
     ) -> None:
         self.requirements: list[UserRequirement] = [] if requirements is None else requirements
         self.constraints: list[UserRequirement] = [] if constraints is None else constraints
+        #: the requirements and constraints files read, in order (nested ones included)
+        self.files: list[str] = []
 
 
 def _looks_like_wheel(text: str) -> bool:
@@ -189,6 +191,7 @@ def read_file(
         raise RequirementError(
             f"cannot read the requirements file {path}: {exc.strerror}."
         ) from exc
+    into.files.append(str(path))
     for number, line in _logical_lines(text):
         origin = f"{path}:{number}"
         if line.startswith("-"):

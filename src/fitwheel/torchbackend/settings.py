@@ -4,15 +4,15 @@ backend is asked for."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 #: PyTorch's download root; ``BASE/<backend>/`` is a simple index
 DEFAULT_INDEX_URL = "https://download.pytorch.org/whl"
 
 
-@dataclass(frozen=True, slots=True)
-class TorchSettings:
-    """The torch-related settings in force, each with where it came from."""
+class TorchSettings(NamedTuple):
+    """The torch-related settings in force, each with where it came from (a named tuple:
+    every install reads them, and a dataclass costs milliseconds to import)."""
 
     backend: str | None = None
     backend_origin: str = "--torch-backend"
