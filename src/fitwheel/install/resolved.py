@@ -15,12 +15,12 @@ installer is not trusted with the environment.
 from __future__ import annotations
 
 import collections
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fitwheel.errors import IntegrityError
 from fitwheel.variants.errors import VariantError
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import canonicalize_name
 
 if TYPE_CHECKING:
@@ -35,16 +35,29 @@ class NotAsResolvedError(IntegrityError):
     """A wheel whose own metadata or variant description differs from what it was chosen by."""
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
+class Resolved(Frozen):
     """What the resolver took a wheel to be."""
 
+    __slots__ = ("metadata", "metadata_source", "variant", "variants_source")
     #: the core metadata it read, and where from (a ``.metadata`` URL, the wheel's URL)
-    metadata: CoreMetadata | None = None
-    metadata_source: str = ""
+    metadata: CoreMetadata | None
+    metadata_source: str
     #: the variant it chose the wheel as, and the variants file that described it
-    variant: VariantDescription | None = None
-    variants_source: str | None = None
+    variant: VariantDescription | None
+    variants_source: str | None
+
+    def __init__(
+        self,
+        metadata: CoreMetadata | None = None,
+        metadata_source: str = "",
+        variant: VariantDescription | None = None,
+        variants_source: str | None = None,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "metadata", metadata)
+        _set(self, "metadata_source", metadata_source)
+        _set(self, "variant", variant)
+        _set(self, "variants_source", variants_source)
 
 
 def check_wheel(

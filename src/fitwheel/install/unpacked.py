@@ -30,14 +30,17 @@ import os
 import shutil
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import locked, storage_error
-from fitwheel.install.precreate import Precreator
+from fitwheel.variants.frozen import Frozen
 from fitwheel.wheel.record import b64, record_line
+
+if TYPE_CHECKING:
+    # loaded where a wheel is downloaded: it brings the wheel reader
+    from fitwheel.install.precreate import Precreator
 
 MANIFEST = "fitwheel-unpacked.json"
 MEMBERS = "fitwheel-members.json"
@@ -79,11 +82,22 @@ def _is_str_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
-@dataclass(frozen=True, slots=True)
-class CachedLayout:
+class CachedLayout(Frozen):
     """The install layout of an unpacked wheel, independent of the target environment: what
     :mod:`fitwheel.install.linked` needs to plan an install without looking at the members."""
 
+    __slots__ = (
+        "data_dir",
+        "data_members",
+        "dist_info_dir",
+        "distribution",
+        "root_dirs",
+        "root_files",
+        "root_is_purelib",
+        "root_record",
+        "skipped",
+        "wheel_version",
+    )
     distribution: str
     wheel_version: str
     dist_info_dir: str
@@ -97,6 +111,32 @@ class CachedLayout:
     data_members: list[CachedMember]
     #: members left out (byte-code shipped inside the wheel)
     skipped: list[str]
+
+    def __init__(
+        self,
+        *,
+        distribution: str,
+        wheel_version: str,
+        dist_info_dir: str,
+        data_dir: str,
+        root_is_purelib: bool,
+        root_files: list[str],
+        root_dirs: list[str],
+        root_record: str,
+        data_members: list[CachedMember],
+        skipped: list[str],
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "distribution", distribution)
+        _set(self, "wheel_version", wheel_version)
+        _set(self, "dist_info_dir", dist_info_dir)
+        _set(self, "data_dir", data_dir)
+        _set(self, "root_is_purelib", root_is_purelib)
+        _set(self, "root_files", root_files)
+        _set(self, "root_dirs", root_dirs)
+        _set(self, "root_record", root_record)
+        _set(self, "data_members", data_members)
+        _set(self, "skipped", skipped)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -230,6 +270,8 @@ class UnpackedCache:
     def precreator(self, **options: int) -> Precreator:
         """A folder whose files a :class:`Precreator` creates while the wheel downloads; hand
         it to :meth:`get`."""
+        from fitwheel.install.precreate import Precreator
+
         tmp = self.root / "tmp" / os.urandom(16).hex()
         tmp.mkdir(parents=True)
         return Precreator(tmp, **options)
