@@ -326,3 +326,24 @@ def test_a_cached_dist_info_file_changed_at_its_size_is_unpacked_again(
     assert (site / "tool-1.0.dist-info" / member).read_bytes() == original
     assert "from tool import main" in (venv / "bin" / "tool").read_text()
     assert target.read_bytes() == original  # the entry was unpacked afresh
+
+
+def test_a_cached_metadata_too_large_to_read_is_checked_in_the_archive(
+    base_venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fitwheel.install import unpacked
+
+    wheel = make_wheel(tmp_path / "w", "tool", "1.0")
+    with UnpackedCache(tmp_path / "unpacked") as cache:
+        cache.get(wheel, sha256_of(wheel))
+    item = wheel_of(wheel)
+    wheel.write_bytes(b"not a zip any more")
+    env = inspect_environment(str(fresh(base_venv, tmp_path / "venv")), {})
+    # the limit the wheel reader puts on a text member, made small: the archive is read then
+    monkeypatch.setattr(unpacked, "TEXT_LIMIT", 10)
+    with UnpackedCache(tmp_path / "unpacked") as cache, pytest.raises(InstallError, match="zip"):
+        install_wheels(env, [item], unpacked=cache)
+    monkeypatch.undo()
+    with UnpackedCache(tmp_path / "unpacked") as cache:
+        install_wheels(env, [item], unpacked=cache)
+    assert (Path(env.scheme["purelib"]) / "tool-1.0.dist-info" / "METADATA").is_file()

@@ -171,7 +171,12 @@ def install_wheels(
                         cached = unpacked.get(wheel.path, wheel.sha256)
                         if not wheel.checked:
                             check_unpacked(
-                                cached, wheel.path.name, wheel.name, wheel.version, wheel.resolved
+                                cached,
+                                wheel.path,
+                                wheel.path.name,
+                                wheel.name,
+                                wheel.version,
+                                wheel.resolved,
                             )
                     elif not wheel.checked:
                         check_wheel(

@@ -75,13 +75,24 @@ def check_wheel(
 
 
 def check_unpacked(
-    unpacked: UnpackedWheel, filename: str, name: str, version: str, resolved: Resolved | None
+    unpacked: UnpackedWheel,
+    path: Path,
+    filename: str,
+    name: str,
+    version: str,
+    resolved: Resolved | None,
 ) -> None:
-    """:func:`check_wheel` for a wheel in the unpacked-wheel cache, from the files the cache
-    checked against their hashes when the entry was taken (the archive is not read again)."""
+    """:func:`check_wheel` for the wheel at ``path`` unpacked in the cache as ``unpacked``,
+    from the files the cache checked against their hashes when the entry was taken: the archive
+    is not read again, unless one of them is too large to read that way (then the wheel
+    reader refuses it, as it refuses it in an archive)."""
     wants_variant = resolved is not None and resolved.variant is not None
-    raw = unpacked.checked.get("METADATA")
-    variant_json = unpacked.checked.get("variant.json") if wants_variant else None
+    checked = unpacked.checked
+    raw = checked.get("METADATA")
+    variant_json = checked.get("variant.json") if wants_variant else None
+    if raw is None or (variant_json is None and wants_variant and "variant.json" in checked):
+        check_wheel(path, filename, name, version, resolved)
+        return
     check_metadata(raw, variant_json, filename, name, version, resolved)
 
 

@@ -50,6 +50,10 @@ MANIFEST_VERSION = 4
 #: the ``.dist-info`` files that installing from the cache reads itself (the rest are only
 #: linked): checked against their hashes on every use, and kept by :class:`UnpackedWheel`
 READ_DIST_INFO = ("METADATA", "entry_points.txt", "variant.json")
+#: METADATA and variant.json above this size are not read here (None in
+#: :attr:`UnpackedWheel.checked`): the wheel reader's limit on a text member, which refuses them
+TEXT_LIMIT = 64 << 20
+_LIMITED = ("METADATA", "variant.json")
 
 
 class UnpackError(FitwheelError):
@@ -444,10 +448,11 @@ def _sized_rows(folder: Path) -> list[Any] | None:
 
 def _read_dist_info(
     folder: Path, dist_info: str, rows: Sequence[Sequence[Any]] | None
-) -> dict[str, bytes] | None:
-    """The files of :data:`READ_DIST_INFO` the entry has, by name; None when one of them does
-    not hash to its row of ``rows`` (the member list) or cannot be read. ``rows`` None: a fresh
-    entry, whose members were checked as they were written."""
+) -> dict[str, bytes | None] | None:
+    """The files of :data:`READ_DIST_INFO` the entry has, by name (None for one over
+    :data:`TEXT_LIMIT`); None when one of them does not hash to its row of ``rows`` (the member
+    list) or cannot be read. ``rows`` None: a fresh entry, whose members were checked as they
+    were written."""
     import hashlib
 
     base = os.path.join(folder, "files", dist_info) + os.sep
@@ -463,9 +468,14 @@ def _read_dist_info(
                     wanted[short] = row[2]
         except (TypeError, IndexError, KeyError):
             return None
-    read: dict[str, bytes] = {}
+        if "METADATA" not in wanted:
+            return None  # every wheel has one: the member list is damaged
+    read: dict[str, bytes | None] = {}
     for name, digest in wanted.items():
         try:
+            if name in _LIMITED and os.stat(base + name).st_size > TEXT_LIMIT:
+                read[name] = None
+                continue
             with open(base + name, "rb") as handle:
                 content = handle.read()
         except FileNotFoundError:
@@ -522,10 +532,13 @@ class UnpackedWheel:
 
     __slots__ = ("_members", "checked", "folder", "manifest")
 
-    def __init__(self, folder: Path, manifest: CachedLayout, checked: dict[str, bytes]) -> None:
+    def __init__(
+        self, folder: Path, manifest: CachedLayout, checked: dict[str, bytes | None]
+    ) -> None:
         self.folder = folder
         self.manifest = manifest
         #: the files of :data:`READ_DIST_INFO` it has, by name, as checked against their hashes
+        #: (None: too large to read here, see :data:`TEXT_LIMIT`)
         self.checked = checked
         self._members: list[CachedMember] | None = None
 
