@@ -13,6 +13,7 @@ path's; a test installs one wheel both ways and compares."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -108,6 +109,13 @@ def _parents(path: str) -> list[str]:
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
+@functools.lru_cache(maxsize=256)
+def _record_prefix(base: str, root: str) -> str:
+    """The folder ``base`` as RECORD names it: relative to the root scheme's folder ``root``,
+    ``/``-separated (worked out once per pair: every wheel of an install shares most)."""
+    return os.path.relpath(base, root).replace(os.sep, "/") + "/"
+
+
 def plan_cached_wheel(
     unpacked: UnpackedWheel,
     scheme: Mapping[str, str],
@@ -126,10 +134,7 @@ def plan_cached_wheel(
         raise LinkPlanError(f"the install scheme has no {', '.join(missing)} folder.")
     root_base = bases[root]
     # RECORD paths are relative to the root scheme's folder, '/'-separated
-    prefixes = {
-        name: os.path.relpath(base, root_base).replace(os.sep, "/") + "/"
-        for name, base in bases.items()
-    }
+    prefixes = {name: _record_prefix(base, root_base) for name, base in bases.items()}
     dist_info = unpacked.dist_info_dir
     files = os.path.join(unpacked.folder, "files") + os.sep
     plan.skipped = list(manifest.skipped)
