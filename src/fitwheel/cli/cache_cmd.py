@@ -37,7 +37,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=30.0,
         metavar="DAYS",
-        help="unused for this many days (default 30; 0: everything, index pages too)",
+        help="unused for this many days (default 30; 0: everything, index pages and remembered "
+        "resolutions too)",
     )
     cut.add_argument("--json", action="store_true", help="print JSON")
     for action in sub.choices.values():

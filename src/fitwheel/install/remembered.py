@@ -44,6 +44,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 
@@ -94,6 +95,11 @@ _ENV_NAMES = frozenset(
 
 #: turns the records off (reading and writing)
 DISABLE_ENV = "FITWHEEL_NO_REMEMBER"
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_VERSION = re.compile(r"[A-Za-z0-9!+._-]+")
+_FILENAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!+._-]*\.whl")
 
 
 def digest(parts: object) -> str:
@@ -271,7 +277,10 @@ class Plan:
             raise ValueError("not a plan row")
         if action not in ("install", "keep", "reinstall") or not isinstance(requested, bool):
             raise ValueError("not a plan row")
-        if len(sha256) != 64 or "/" in filename or os.sep in filename:
+        # what becomes part of a path must be what the full path would have produced
+        if not _HEX64.fullmatch(sha256) or not _NAME.fullmatch(name):
+            raise ValueError("not a plan row")
+        if not _FILENAME.fullmatch(filename) or not _VERSION.fullmatch(version):
             raise ValueError("not a plan row")
         return cls(name, version, label, filename, url, sha256, requested, action)
 
