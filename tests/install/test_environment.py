@@ -1,4 +1,5 @@
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,23 @@ def test_a_venv_of_fitwheels_own_interpreter_needs_no_interpreter_run(
     monkeypatch.setattr(subprocess, "run", no_run)
     # an empty cache: nothing asked before
     assert inspect_environment(str(target), {}, cache_dir=tmp_path / "envs") == asked
+
+
+def test_an_environment_without_metadata_folders_has_nothing_installed(tmp_path: Path) -> None:
+    venv = make_venv(tmp_path / "venv", via="venv")
+    env = inspect_environment(str(venv), {})
+    site = Path(env.scheme["purelib"])
+    for entry in site.iterdir():  # whatever the venv seeded
+        if entry.name.endswith((".dist-info", ".egg-info")):
+            shutil.rmtree(entry)
+    assert env.installed() == {}
+    (site / "Zope.Interface-5.0.dist-info").mkdir()
+    (site / "Zope.Interface-5.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: zope.interface\nVersion: 5.0\n"
+    )
+    (site / "old_style.egg-info").mkdir()
+    (site / "old_style.egg-info" / "PKG-INFO").write_text(
+        "Metadata-Version: 1.0\nName: old-style\nVersion: 1\n"
+    )
+    (site / "not_metadata-1.0.txt").write_text("")
+    assert set(env.installed()) == {"zope-interface", "old-style"}

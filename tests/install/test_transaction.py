@@ -308,7 +308,7 @@ def test_sigterm_during_commit_rolls_back_at_once(venv: Path, wheels: dict[str, 
     assert not list(state_dir(venv).glob("txn-*")), "rolled back by the process itself"
 
 
-def test_a_failure_in_threaded_placement_rolls_back(
+def test_a_failure_while_linking_many_files_rolls_back(
     venv: Path, wheels: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import errno

@@ -257,3 +257,93 @@ def test_a_cache_on_another_filesystem_is_copied_from(base_venv: Path, tmp_path:
             assert installed.read_text() == f"X = {i}\n"
             assert installed.stat().st_nlink == 1, "a copy, not a link across filesystems"
         assert os.access(venv / "bin" / "tool", os.X_OK)
+
+
+def _metadata_of(entry_folder: Path) -> Path:
+    (metadata,) = (entry_folder / "files").glob("*.dist-info/METADATA")
+    return metadata
+
+
+def test_the_cached_metadata_is_checked_without_reading_the_archive(
+    base_venv: Path, tmp_path: Path
+) -> None:
+    from fitwheel.install.resolved import NotAsResolvedError, Resolved
+    from fitwheel.wheel.metadata import parse_installable_metadata
+
+    wheel = make_wheel(tmp_path / "w", "tool", "1.0", requires=["dep>=1"])
+    item = wheel_of(wheel)
+    with UnpackedCache(tmp_path / "unpacked") as cache:
+        entry = cache.get(wheel, sha256_of(wheel))
+        own = _metadata_of(entry.folder).read_bytes()
+    # the archive is gone: an install from the cache reads the unpacked tree only
+    wheel.write_bytes(b"not a zip any more")
+    lying = parse_installable_metadata(own.replace(b"dep>=1", b"dep>=2"), "index")
+    told = WheelToInstall(
+        item.path, item.name, item.version, sha256=item.sha256, resolved=Resolved(lying, "index")
+    )
+    venv = fresh(base_venv, tmp_path / "venv")
+    env = inspect_environment(str(venv), {})
+
+    def view() -> dict[str, str]:
+        return {k: v for k, v in snapshot(venv).items() if not k.startswith(".fitwheel")}
+
+    before = view()
+    with (
+        UnpackedCache(tmp_path / "unpacked") as cache,
+        pytest.raises(NotAsResolvedError, match="Requires-Dist differs"),
+    ):
+        install_wheels(env, [told], unpacked=cache)
+    assert view() == before
+    honest = parse_installable_metadata(own, "index")
+    told = WheelToInstall(
+        item.path, item.name, item.version, sha256=item.sha256, resolved=Resolved(honest, "index")
+    )
+    with UnpackedCache(tmp_path / "unpacked") as cache:
+        install_wheels(env, [told], unpacked=cache, link_mode="hardlink")
+    site = Path(env.scheme["purelib"])
+    assert (site / "tool-1.0.dist-info" / "METADATA").read_bytes() == own
+
+
+@pytest.mark.parametrize("member", ["METADATA", "entry_points.txt"])
+def test_a_cached_dist_info_file_changed_at_its_size_is_unpacked_again(
+    base_venv: Path, tmp_path: Path, member: str
+) -> None:
+    wheel = make_wheel(
+        tmp_path / "w", "tool", "1.0", requires=["dep>=1"], entry_points={"tool": "tool:main"}
+    )
+    with UnpackedCache(tmp_path / "unpacked") as cache:
+        folder = cache.get(wheel, sha256_of(wheel)).folder
+    target = _metadata_of(folder).with_name(member)
+    original = target.read_bytes()
+    changed = original.replace(b"dep>=1", b"dep>=9").replace(b"tool:main", b"tool:evil")
+    assert changed != original and len(changed) == len(original)
+    target.write_bytes(changed)  # as through a hard link from an environment: same size
+    venv = fresh(base_venv, tmp_path / "venv")
+    env = inspect_environment(str(venv), {})
+    with UnpackedCache(tmp_path / "unpacked") as cache:
+        install_wheels(env, [wheel_of(wheel)], unpacked=cache, link_mode="hardlink")
+    site = Path(env.scheme["purelib"])
+    assert (site / "tool-1.0.dist-info" / member).read_bytes() == original
+    assert "from tool import main" in (venv / "bin" / "tool").read_text()
+    assert target.read_bytes() == original  # the entry was unpacked afresh
+
+
+def test_a_cached_metadata_too_large_to_read_is_checked_in_the_archive(
+    base_venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fitwheel.install import unpacked
+
+    wheel = make_wheel(tmp_path / "w", "tool", "1.0")
+    with UnpackedCache(tmp_path / "unpacked") as cache:
+        cache.get(wheel, sha256_of(wheel))
+    item = wheel_of(wheel)
+    wheel.write_bytes(b"not a zip any more")
+    env = inspect_environment(str(fresh(base_venv, tmp_path / "venv")), {})
+    # the limit the wheel reader puts on a text member, made small: the archive is read then
+    monkeypatch.setattr(unpacked, "TEXT_LIMIT", 10)
+    with UnpackedCache(tmp_path / "unpacked") as cache, pytest.raises(InstallError, match="zip"):
+        install_wheels(env, [item], unpacked=cache)
+    monkeypatch.undo()
+    with UnpackedCache(tmp_path / "unpacked") as cache:
+        install_wheels(env, [item], unpacked=cache)
+    assert (Path(env.scheme["purelib"]) / "tool-1.0.dist-info" / "METADATA").is_file()

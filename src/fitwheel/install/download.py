@@ -26,12 +26,12 @@ from fitwheel.errors import FitwheelError
 from fitwheel.fs import CACHE_FULL_HINT, CacheLayout, cached_wheel, lock_fd, storage_error
 from fitwheel.index.auth import redact
 from fitwheel.index.findlinks import local_path
-from fitwheel.install.precreate import Precreator
 from fitwheel.integrity import Hashes, HashMismatchError, Verifier
 
 if TYPE_CHECKING:
     # the HTTP stack (urllib3, ssl) loads only where something is downloaded
     from fitwheel.index.http import Session
+    from fitwheel.install.precreate import Precreator
 
 
 @contextlib.contextmanager

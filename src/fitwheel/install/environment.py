@@ -146,6 +146,8 @@ class TargetEnvironment(Frozen):
 
     def installed(self) -> dict[NormalizedName, importlib_metadata.Distribution]:
         """Installed distributions by canonical name (the first found on the path wins)."""
+        if not self._has_metadata_folders():
+            return {}  # nothing installed: no need to load the metadata reader
         from importlib import metadata as importlib_metadata
 
         found: dict[NormalizedName, importlib_metadata.Distribution] = {}
@@ -164,6 +166,17 @@ class TargetEnvironment(Frozen):
             if name and canonicalize_name(name) not in found:
                 found[canonicalize_name(name)] = dist
         return found
+
+    def _has_metadata_folders(self) -> bool:
+        """Whether a site folder has any ``.dist-info`` or ``.egg-info`` entry at all."""
+        for folder in self.site_dirs:
+            try:
+                entries = os.listdir(folder)
+            except OSError:
+                continue
+            if any(entry.lower().endswith((".dist-info", ".egg-info")) for entry in entries):
+                return True
+        return False
 
     def maybe_installed(self, names: Iterable[str]) -> bool:
         """Whether any of ``names`` (canonical) may be installed, from the site folders'

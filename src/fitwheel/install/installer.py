@@ -24,7 +24,7 @@ from fitwheel.errors import FitwheelError, InvalidWheelError
 from fitwheel.fs import storage_error
 from fitwheel.install.environment import TargetEnvironment
 from fitwheel.install.linked import LinkPlanError, plan_cached_wheel
-from fitwheel.install.resolved import Resolved, check_wheel
+from fitwheel.install.resolved import Resolved, check_unpacked, check_wheel
 from fitwheel.install.transaction import (
     LinkGroup,
     Operation,
@@ -34,7 +34,7 @@ from fitwheel.install.transaction import (
     recover,
 )
 from fitwheel.install.uninstall import owned_files
-from fitwheel.install.unpacked import UnpackedCache, UnpackError
+from fitwheel.install.unpacked import UnpackedCache, UnpackedWheel, UnpackError
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.names import canonicalize_name
@@ -165,13 +165,26 @@ def install_wheels(
                 if wheel.direct_url is not None:
                     extra["direct_url.json"] = json.dumps(wheel.direct_url).encode()
                 try:
-                    if not wheel.checked:
+                    cached = None
+                    if unpacked is not None and wheel.sha256 is not None:
+                        # its members checked once, when unpacked; the archive is not read again
+                        cached = unpacked.get(wheel.path, wheel.sha256)
+                        if not wheel.checked:
+                            check_unpacked(
+                                cached,
+                                wheel.path,
+                                wheel.path.name,
+                                wheel.name,
+                                wheel.version,
+                                wheel.resolved,
+                            )
+                    elif not wheel.checked:
                         check_wheel(
                             wheel.path, wheel.path.name, wheel.name, wheel.version, wheel.resolved
                         )
-                    if unpacked is not None and wheel.sha256 is not None and not compile_bytecode:
+                    if cached is not None and not compile_bytecode:
                         plan = plan_cached_wheel(
-                            unpacked.get(wheel.path, wheel.sha256),
+                            cached,
                             scheme,
                             interpreter=env.python,
                             extra_metadata=extra,
@@ -182,15 +195,7 @@ def install_wheels(
                         sources.append((wheel, plan.groups, [w[0] for w in plan.written]))
                         continue
                     staged = _stage_with_installer(
-                        env,
-                        wheel,
-                        scheme,
-                        txn,
-                        extra,
-                        compile_bytecode,
-                        numbers,
-                        unpacked,
-                        link_mode,
+                        env, wheel, scheme, txn, extra, compile_bytecode, numbers, cached, link_mode
                     )
                 except (UnpackError, InvalidWheelError) as exc:
                     raise InstallError(f"{exc}. Nothing was changed in {env.prefix}.") from exc
@@ -378,7 +383,7 @@ def _stage_with_installer(
     extra: dict[str, bytes],
     compile_bytecode: bool,
     numbers: itertools.count[int],
-    unpacked: UnpackedCache | None,
+    cached: UnpackedWheel | None,
     link_mode: str,
 ) -> dict[str, str]:
     """The general path: the PyPA ``installer`` library writes the wheel into staging."""
@@ -398,8 +403,8 @@ def _stage_with_installer(
         link_mode=link_mode,
     )
     try:
-        if unpacked is not None and wheel.sha256 is not None:
-            install(UnpackedWheelSource(unpacked.get(wheel.path, wheel.sha256)), destination, extra)
+        if cached is not None:
+            install(UnpackedWheelSource(cached), destination, extra)
         else:
             from fitwheel.wheel.archive import verify_wheel
 

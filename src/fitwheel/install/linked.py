@@ -13,6 +13,7 @@ path's; a test installs one wheel both ways and compares."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -108,6 +109,13 @@ def _parents(path: str) -> list[str]:
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
+@functools.lru_cache(maxsize=256)
+def _record_prefix(base: str, root: str) -> str:
+    """The folder ``base`` as RECORD names it: relative to the root scheme's folder ``root``,
+    ``/``-separated (worked out once per pair: every wheel of an install shares most)."""
+    return os.path.relpath(base, root).replace(os.sep, "/") + "/"
+
+
 def plan_cached_wheel(
     unpacked: UnpackedWheel,
     scheme: Mapping[str, str],
@@ -126,10 +134,7 @@ def plan_cached_wheel(
         raise LinkPlanError(f"the install scheme has no {', '.join(missing)} folder.")
     root_base = bases[root]
     # RECORD paths are relative to the root scheme's folder, '/'-separated
-    prefixes = {
-        name: os.path.relpath(base, root_base).replace(os.sep, "/") + "/"
-        for name, base in bases.items()
-    }
+    prefixes = {name: _record_prefix(base, root_base) for name, base in bases.items()}
     dist_info = unpacked.dist_info_dir
     files = os.path.join(unpacked.folder, "files") + os.sep
     plan.skipped = list(manifest.skipped)
@@ -168,10 +173,12 @@ def plan_cached_wheel(
         group.names.append(sub)
         group.dirs.extend(d for d in _parents(sub) if d not in group.dirs)
         record.append(record_line(prefixes[target] + sub, "sha256=" + digest, size))
-    entry_points = files + dist_info + "/entry_points.txt"
-    if os.path.isfile(entry_points):
-        with open(entry_points, encoding="utf-8") as handle:
-            text = handle.read()
+    entry_points = unpacked.checked.get("entry_points.txt")
+    if entry_points is not None:
+        try:
+            text = entry_points.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise LinkPlanError(f"{dist_info}/entry_points.txt is not UTF-8: {exc}") from exc
         for script, module, attr in entry_point_scripts(text, f"{dist_info}/entry_points.txt"):
             content = launcher(interpreter, module, attr)
             plan.written.append((os.path.join(bases["scripts"], script), content, True))

@@ -15,16 +15,17 @@ installer is not trusted with the environment.
 from __future__ import annotations
 
 import collections
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fitwheel.errors import IntegrityError
 from fitwheel.variants.errors import VariantError
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import canonicalize_name
 
 if TYPE_CHECKING:
     # loaded where a wheel is checked: an install that checks none does without them
+    from fitwheel.install.unpacked import UnpackedWheel
     from fitwheel.variants.model import VariantDescription
     from fitwheel.wheel.archive import WheelArchive
     from fitwheel.wheel.metadata import CoreMetadata
@@ -34,16 +35,29 @@ class NotAsResolvedError(IntegrityError):
     """A wheel whose own metadata or variant description differs from what it was chosen by."""
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
+class Resolved(Frozen):
     """What the resolver took a wheel to be."""
 
+    __slots__ = ("metadata", "metadata_source", "variant", "variants_source")
     #: the core metadata it read, and where from (a ``.metadata`` URL, the wheel's URL)
-    metadata: CoreMetadata | None = None
-    metadata_source: str = ""
+    metadata: CoreMetadata | None
+    metadata_source: str
     #: the variant it chose the wheel as, and the variants file that described it
-    variant: VariantDescription | None = None
-    variants_source: str | None = None
+    variant: VariantDescription | None
+    variants_source: str | None
+
+    def __init__(
+        self,
+        metadata: CoreMetadata | None = None,
+        metadata_source: str = "",
+        variant: VariantDescription | None = None,
+        variants_source: str | None = None,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "metadata", metadata)
+        _set(self, "metadata_source", metadata_source)
+        _set(self, "variant", variant)
+        _set(self, "variants_source", variants_source)
 
 
 def check_wheel(
@@ -51,15 +65,52 @@ def check_wheel(
 ) -> None:
     """Refuse the wheel at ``path`` (``filename`` in messages) unless its METADATA is
     installable and it is ``name`` ``version`` as ``resolved`` describes it."""
-    from packaging.version import Version
-
     from fitwheel.wheel.archive import WheelArchive  # the one reader, loaded when needed
-    from fitwheel.wheel.metadata import parse_installable_metadata
 
     wants_variant = resolved is not None and resolved.variant is not None
     with WheelArchive(path, lazy_headers=True) as archive:
         raw = _member(archive, "METADATA")
         variant_json = _member(archive, "variant.json") if wants_variant else None
+    check_metadata(raw, variant_json, filename, name, version, resolved)
+
+
+def check_unpacked(
+    unpacked: UnpackedWheel,
+    path: Path,
+    filename: str,
+    name: str,
+    version: str,
+    resolved: Resolved | None,
+) -> None:
+    """:func:`check_wheel` for the wheel at ``path`` unpacked in the cache as ``unpacked``,
+    from the files the cache checked against their hashes when the entry was taken: the archive
+    is not read again, unless one of them is too large to read that way (then the wheel
+    reader refuses it, as it refuses it in an archive)."""
+    wants_variant = resolved is not None and resolved.variant is not None
+    checked = unpacked.checked
+    raw = checked.get("METADATA")
+    variant_json = checked.get("variant.json") if wants_variant else None
+    if raw is None or (variant_json is None and wants_variant and "variant.json" in checked):
+        check_wheel(path, filename, name, version, resolved)
+        return
+    check_metadata(raw, variant_json, filename, name, version, resolved)
+
+
+def check_metadata(
+    raw: bytes | None,
+    variant_json: bytes | None,
+    filename: str,
+    name: str,
+    version: str,
+    resolved: Resolved | None,
+) -> None:
+    """Refuse a wheel (``filename``) whose METADATA is ``raw`` (None: it has none) and whose
+    ``variant.json`` is ``variant_json`` unless it is ``name`` ``version`` as ``resolved``
+    describes it."""
+    from packaging.version import Version
+
+    from fitwheel.wheel.metadata import parse_installable_metadata
+
     if raw is None:
         raise NotAsResolvedError(
             f"{filename}: the wheel has no METADATA file; nothing was installed."

@@ -317,7 +317,9 @@ class Transaction:
             top_entry = entry_of(root)
             if top_entry:
                 entries.add(top_entry)
-                built.append(LinkGroup(build_root + group.dst, group.src, group.names, []))
+                built.append(
+                    LinkGroup(build_root + group.dst, group.src, group.names, group.dirs, group.top)
+                )
                 continue
             # relative folder -> the folder built whole that holds it ("" when none)
             here: dict[str, str] = {"": ""}
@@ -347,10 +349,15 @@ class Transaction:
                 journal_linked.append((final, backup))
                 if backup is not None:
                     self.backed_up.append((final, backup))
+            # the folders each part needs (those of the group's list; any it did not list are
+            # found from the names when the files are placed)
+            listed = len(here) == len(group.dirs) + 1
             if direct_names:
-                direct.append(LinkGroup(group.dst, group.src, direct_names, []))
+                dirs = [rel for rel in group.dirs if not here[rel]] if listed else []
+                direct.append(LinkGroup(group.dst, group.src, direct_names, dirs))
             if built_names:
-                built.append(LinkGroup(build_root + group.dst, group.src, built_names, []))
+                dirs = [rel for rel in group.dirs if here[rel]] if listed else []
+                built.append(LinkGroup(build_root + group.dst, group.src, built_names, dirs))
         planned: list[Entry] = []
         for path in sorted(entries | swapped, key=_entry_order):
             backup = next_backup() if path in swapped else None
@@ -520,17 +527,33 @@ def _without_overlaps(placed: Mapping[str, str], groups: Sequence[LinkGroup]) ->
     return out
 
 
-#: below this many files one thread places them all; above, several share the work (links wait
-#: on the file system, not on Python, and spread over cores)
+#: below this many files one thread copies them all; above, several share the work (a copy
+#: waits on the file system, not on Python, and spreads over cores)
 _THREADED_FILES = 2000
 
 
 def _place_all(
     groups: list[LinkGroup], link_mode: str, hook: Any, scratch: str | None = None
 ) -> None:
-    """Link (or copy) every file of ``groups`` into place, creating folders as needed (in the
-    worker threads too: creating a folder waits on the file system as linking does).
-    ``scratch``: where copies are made before they take their place."""
+    """Link (or copy) every file of ``groups`` into place, creating the folders they need
+    first. ``scratch``: where copies are made before they take their place.
+
+    Hard links take one thread and one ``link`` call per file, with no Python around it but the
+    loop: a link is a short call into the kernel, and threads only add their hand-overs of the
+    interpreter lock. A link that fails for another reason than an existing file (another
+    filesystem, links not allowed) leaves the rest to :func:`_place_names`, which copies."""
+    if hook is None:
+        for group in groups:
+            _make_folders(group)
+    if hook is None and link_mode == "hardlink":
+        for group in groups:
+            left, missing = _link_names(group.dst, group.src, group.names)
+            if left:
+                # a missing folder is made there and linking goes on; otherwise links cannot
+                # be made there and the rest are copied
+                mode = link_mode if missing else "copy"
+                _place_names(group.dst, group.src, left, mode, None, scratch)
+        return
     total = sum(len(g.names) for g in groups)
     workers = min(4, os.cpu_count() or 1)
     if hook is not None or workers < 2 or total < _THREADED_FILES:
@@ -553,6 +576,45 @@ def _place_all(
                 )
             )
     run_threads(targets)
+
+
+def _make_folders(group: LinkGroup) -> None:
+    """The folder ``group.dst`` and every folder its names need below it, parents first (those
+    that exist already are left as they are)."""
+    dst = group.dst
+    os.makedirs(dst, exist_ok=True)
+    folders = group.dirs
+    if not folders:
+        needed = {name.rpartition("/")[0] for name in group.names}
+        needed.discard("")
+        every: set[str] = set()
+        for folder in needed:
+            while folder and folder not in every:
+                every.add(folder)
+                folder = folder.rpartition("/")[0]
+        folders = sorted(every, key=lambda f: f.count("/"))
+    for folder in folders:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(dst + folder)
+
+
+def _link_names(dst: str, src: str, names: list[str]) -> tuple[list[str], bool]:
+    """Hard-link ``src + name`` to ``dst + name`` for each name, in order, into folders that
+    exist. Returns the names left from the first link that failed for another reason than an
+    existing file (which raises), and whether it failed for a missing folder."""
+    link = os.link
+    done = 0
+    try:
+        for name in names:
+            link(src + name, dst + name)
+            done += 1
+    except FileExistsError:
+        raise
+    except FileNotFoundError:
+        return names[done:], True
+    except OSError:
+        return names[done:], False
+    return [], False
 
 
 def _place_names(

@@ -10,7 +10,9 @@ their RECORD lines, and the members of the ``.data`` folders). Installing from t
 then reads one small file and loops over nothing in Python that the kernel does not do anyway.
 
 Every install checks each file's size first, which catches a truncated file or one edited in
-place through a hard link; :class:`UnpackedCache` with ``verify=True`` (``install
+place through a hard link, and hashes the few ``.dist-info`` files that installing reads itself
+(:data:`READ_DIST_INFO`: the METADATA checked against what was resolved, the entry points its
+scripts are made from); :class:`UnpackedCache` with ``verify=True`` (``install
 --force-reinstall``) hashes every file too. A damaged entry is unpacked afresh and replaced with
 one rename, never under another process that links from it (see :class:`UnpackedCache`).
 :mod:`fitwheel.install.linked` turns that manifest into an install plan whose files the
@@ -23,23 +25,35 @@ installing from the cache starts fast.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import shutil
 import threading
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import locked, storage_error
-from fitwheel.install.precreate import Precreator
+from fitwheel.variants.frozen import Frozen
 from fitwheel.wheel.record import b64, record_line
+
+if TYPE_CHECKING:
+    # loaded where a wheel is downloaded: it brings the wheel reader
+    from fitwheel.install.precreate import Precreator
 
 MANIFEST = "fitwheel-unpacked.json"
 MEMBERS = "fitwheel-members.json"
 MANIFEST_VERSION = 4
+
+
+#: the ``.dist-info`` files that installing from the cache reads itself (the rest are only
+#: linked): checked against their hashes on every use, and kept by :class:`UnpackedWheel`
+READ_DIST_INFO = ("METADATA", "entry_points.txt", "variant.json")
+#: METADATA and variant.json above this size are not read here (None in
+#: :attr:`UnpackedWheel.checked`): the wheel reader's limit on a text member, which refuses them
+TEXT_LIMIT = 64 << 20
+_LIMITED = ("METADATA", "variant.json")
 
 
 class UnpackError(FitwheelError):
@@ -72,11 +86,22 @@ def _is_str_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
-@dataclass(frozen=True, slots=True)
-class CachedLayout:
+class CachedLayout(Frozen):
     """The install layout of an unpacked wheel, independent of the target environment: what
     :mod:`fitwheel.install.linked` needs to plan an install without looking at the members."""
 
+    __slots__ = (
+        "data_dir",
+        "data_members",
+        "dist_info_dir",
+        "distribution",
+        "root_dirs",
+        "root_files",
+        "root_is_purelib",
+        "root_record",
+        "skipped",
+        "wheel_version",
+    )
     distribution: str
     wheel_version: str
     dist_info_dir: str
@@ -90,6 +115,32 @@ class CachedLayout:
     data_members: list[CachedMember]
     #: members left out (byte-code shipped inside the wheel)
     skipped: list[str]
+
+    def __init__(
+        self,
+        *,
+        distribution: str,
+        wheel_version: str,
+        dist_info_dir: str,
+        data_dir: str,
+        root_is_purelib: bool,
+        root_files: list[str],
+        root_dirs: list[str],
+        root_record: str,
+        data_members: list[CachedMember],
+        skipped: list[str],
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "distribution", distribution)
+        _set(self, "wheel_version", wheel_version)
+        _set(self, "dist_info_dir", dist_info_dir)
+        _set(self, "data_dir", data_dir)
+        _set(self, "root_is_purelib", root_is_purelib)
+        _set(self, "root_files", root_files)
+        _set(self, "root_dirs", root_dirs)
+        _set(self, "root_record", root_record)
+        _set(self, "data_members", data_members)
+        _set(self, "skipped", skipped)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -223,6 +274,8 @@ class UnpackedCache:
     def precreator(self, **options: int) -> Precreator:
         """A folder whose files a :class:`Precreator` creates while the wheel downloads; hand
         it to :meth:`get`."""
+        from fitwheel.install.precreate import Precreator
+
         tmp = self.root / "tmp" / os.urandom(16).hex()
         tmp.mkdir(parents=True)
         return Precreator(tmp, **options)
@@ -258,10 +311,10 @@ class UnpackedCache:
         with contextlib.suppress(OSError):
             os.utime(lock.path)  # when it was last used (``fitwheel cache prune``)
         try:
-            manifest = self._load(folder)
-            if manifest is None:
+            unpacked = self._load(folder)
+            if unpacked is None:
                 lock.release()
-                folder, manifest, lock = self._unpack(wheel, sha256, prepared)
+                unpacked, lock = self._unpack(wheel, sha256, prepared)
                 prepared = None
         except BaseException:
             lock.release()
@@ -271,15 +324,15 @@ class UnpackedCache:
         with self._guard:
             previous = self._held.get(sha256)
             self._held[sha256] = lock
-            unpacked = self._loaded[sha256] = UnpackedWheel(folder, manifest)
+            self._loaded[sha256] = unpacked
         if previous is not None:
             previous.release()
         return unpacked
 
     def _unpack(
         self, wheel: Path, sha256: str, prepared: Precreator | None
-    ) -> tuple[Path, CachedLayout, locked]:
-        """Unpack ``wheel`` afresh; returns the folder to use, its layout and the lock held."""
+    ) -> tuple[UnpackedWheel, locked]:
+        """Unpack ``wheel`` afresh; returns the entry to use and the lock held."""
         if prepared is not None and prepared.tainted:
             prepared.discard()
             prepared = None
@@ -308,24 +361,30 @@ class UnpackedCache:
                 if prepared is not None:
                     prepared.close()
             (tmp / MANIFEST).write_text(json.dumps(manifest.to_json()))
+            # just written, each member checked against RECORD as it was
+            read = _read_dist_info(tmp, manifest.dist_info_dir, None)
+            if read is None:
+                raise UnpackError(f"{wheel.name}: its .dist-info files cannot be read in {tmp}")
             folder.parent.mkdir(parents=True, exist_ok=True)
             lock = locked(self.lock_path(sha256), wait=False)
             if not lock.__enter__():
                 # others use the entry (or are putting theirs in place): ours stays private
                 with self._guard:
                     self._private.append(tmp)
-                return tmp, manifest, locked(self.lock_path(sha256), shared=True)
+                return UnpackedWheel(tmp, manifest, read), locked(
+                    self.lock_path(sha256), shared=True
+                )
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         aside: Path | None = None
         try:
-            theirs = self._load(folder)
-            if theirs is not None:
+            entry = self._load(folder)
+            if entry is not None:
                 # another process put a good copy in place meanwhile: keep it
                 shutil.rmtree(tmp, ignore_errors=True)
-                manifest = theirs
             else:
+                entry = UnpackedWheel(folder, manifest, read)
                 if os.path.lexists(folder):
                     # really damaged: moved aside whole (one rename), removed after
                     aside = self.root / "tmp" / f"{os.urandom(16).hex()}-damaged"
@@ -338,12 +397,13 @@ class UnpackedCache:
             raise
         if aside is not None:
             shutil.rmtree(aside, ignore_errors=True)
-        return folder, manifest, lock
+        return entry, lock
 
-    def _load(self, folder: Path) -> CachedLayout | None:
-        """The entry's layout, or None when it is missing or damaged: a file whose size is
-        not its member's (truncated, or changed in place through a hard link from an
-        environment); with ``verify``, a file whose content does not hash to its member's."""
+    def _load(self, folder: Path) -> UnpackedWheel | None:
+        """The entry, or None when it is missing or damaged: a file whose size is not its
+        member's (truncated, or changed in place through a hard link from an environment), one
+        of :data:`READ_DIST_INFO` whose content does not hash to its member's; with ``verify``,
+        any file whose content does not."""
         try:
             data = CachedLayout.from_json(json.loads((folder / MANIFEST).read_text()))
         except (OSError, ValueError):
@@ -352,59 +412,82 @@ class UnpackedCache:
             return None
         if not self.verify:
             # the install path: one stat per file, no more Python per member than that
-            return data if _sizes_match(folder) else None
-        try:
-            members = _read_members(folder)
-        except (OSError, ValueError):
+            rows = _sized_rows(folder)
+        else:
+            try:
+                members = _read_members(folder)
+            except (OSError, ValueError):
+                return None
+            rows = members if check_members(folder, members, hashes=True) is None else None
+        if rows is None:
             return None
-        return data if check_members(folder, members, hashes=True) is None else None
+        read = _read_dist_info(folder, data.dist_info_dir, rows)
+        return None if read is None else UnpackedWheel(folder, data, read)
 
 
-def _sizes_match(folder: Path) -> bool:
-    """Whether every member file of the entry is there with its size (a member list that is
-    not a list of rows counts as damaged)."""
+def _sized_rows(folder: Path) -> list[Any] | None:
+    """The entry's member rows when every member file is there with its size, else None (a
+    member list that is not a list of rows counts as damaged).
+
+    One thread: the loop is a stat per file with little Python around it, and threads only
+    add their hand-overs of the interpreter lock to it."""
     base = os.path.join(folder, "files") + os.sep
     try:
         with open(os.path.join(folder, MEMBERS), "rb") as handle:
             rows = json.loads(handle.read())
         if not isinstance(rows, list):
-            return False
-    except (OSError, ValueError):
-        return False
-    if len(rows) < _THREADED_CHECK:
-        return _rows_match(base, rows)
-    # a stat waits on the file system, not on Python: several threads share a big wheel's
-    from fitwheel.threads import run_threads
-
-    size = -(-len(rows) // _CHECK_THREADS)
-    results: list[bool] = []
-
-    def check(chunk: list[Any]) -> None:
-        results.append(_rows_match(base, chunk))
-
-    run_threads(
-        [
-            functools.partial(check, rows[start : start + size])
-            for start in range(0, len(rows), size)
-        ]
-    )
-    return all(results)
+            return None
+        paths = [base + row[0] for row in rows]
+        sizes = [row[3] for row in rows]
+        if [found.st_size for found in map(os.stat, paths)] != sizes:
+            return None
+    except (OSError, ValueError, TypeError, IndexError, KeyError):
+        return None
+    return rows
 
 
-#: members above which several threads check the sizes
-_THREADED_CHECK = 2000
-_CHECK_THREADS = 4
+def _read_dist_info(
+    folder: Path, dist_info: str, rows: Sequence[Sequence[Any]] | None
+) -> dict[str, bytes | None] | None:
+    """The files of :data:`READ_DIST_INFO` the entry has, by name (None for one over
+    :data:`TEXT_LIMIT`); None when one of them does not hash to its row of ``rows`` (the member
+    list) or cannot be read. ``rows`` None: a fresh entry, whose members were checked as they
+    were written."""
+    import hashlib
 
-
-def _rows_match(base: str, rows: list[Any]) -> bool:
-    stat_of = os.stat
-    try:
-        for name, _executable, _digest, size in rows:
-            if stat_of(base + name).st_size != size:
-                return False
-    except (OSError, ValueError, TypeError):
-        return False
-    return True
+    base = os.path.join(folder, "files", dist_info) + os.sep
+    if rows is None:
+        wanted = {name: "" for name in READ_DIST_INFO}
+    else:
+        names = {f"{dist_info}/{name}": name for name in READ_DIST_INFO}
+        wanted = {}
+        try:
+            for row in rows:
+                short = names.get(row[0])
+                if short is not None:
+                    wanted[short] = row[2]
+        except (TypeError, IndexError, KeyError):
+            return None
+        if "METADATA" not in wanted:
+            return None  # every wheel has one: the member list is damaged
+    read: dict[str, bytes | None] = {}
+    for name, digest in wanted.items():
+        try:
+            if name in _LIMITED and os.stat(base + name).st_size > TEXT_LIMIT:
+                read[name] = None
+                continue
+            with open(base + name, "rb") as handle:
+                content = handle.read()
+        except FileNotFoundError:
+            if rows is None:
+                continue
+            return None
+        except OSError:
+            return None
+        if rows is not None and b64(hashlib.sha256(content).digest()) != digest:
+            return None
+        read[name] = content
+    return read
 
 
 def check_members(folder: Path, members: list[CachedMember], *, hashes: bool) -> str | None:
@@ -447,11 +530,16 @@ class UnpackedWheel:
     """A wheel unpacked in the cache: ``folder / "files"`` holds its members, ``manifest`` its
     install layout (see the module's text), :attr:`members` every member."""
 
-    __slots__ = ("_members", "folder", "manifest")
+    __slots__ = ("_members", "checked", "folder", "manifest")
 
-    def __init__(self, folder: Path, manifest: CachedLayout) -> None:
+    def __init__(
+        self, folder: Path, manifest: CachedLayout, checked: dict[str, bytes | None]
+    ) -> None:
         self.folder = folder
         self.manifest = manifest
+        #: the files of :data:`READ_DIST_INFO` it has, by name, as checked against their hashes
+        #: (None: too large to read here, see :data:`TEXT_LIMIT`)
+        self.checked = checked
         self._members: list[CachedMember] | None = None
 
     @property

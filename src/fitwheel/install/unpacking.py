@@ -214,17 +214,20 @@ def unpack(wheel: Path, folder: Path) -> CachedLayout:
         for problem in archive.check_record_coverage(record, strict=False):
             warnings.warn(f"{wheel.name}: {problem}", stacklevel=2)
         dist_info = archive.dist_info
-        base = str(folder / "files")
+        base = str(folder / "files") + os.sep
         skip = unlisted(dist_info)
         members: list[_Member] = []
         parents: set[str] = set()
+        # the reader refused names that are absolute or have an empty, '.' or '..' part: each
+        # is a relative path as it stands
+        native = os.sep == "/"
         for member in archive.members:
             member_name = member.name
             if member_name.endswith("/"):
                 continue
-            parts = member_name.split("/")
-            target = os.path.join(base, *parts)
-            parents.add(os.path.dirname(target))
+            relative = member_name if native else member_name.replace("/", os.sep)
+            target = base + relative
+            parents.add(target.rpartition(os.sep)[0])
             expected = None if member_name in skip else record[member_name]
             mode = member.external_attr >> 16
             executable = bool(mode and stat.S_ISREG(mode) and mode & 0o111)
