@@ -130,39 +130,3 @@ def test_variants_json_found_by_filename(filename: str, expected: object) -> Non
 
 def test_project_url_normalises_the_name() -> None:
     assert project_url("http://h/simple", "Foo.Bar_baz") == "http://h/simple/foo-bar-baz/"
-
-
-HTML_PAGES = [
-    '<a href="a-1-py3-none-any.whl">a</a><A HREF=b-1-py3-none-any.whl DATA-YANKED>b</A>',
-    "<a href='c-1.tar.gz' data-requires-python='&gt;=3.8,&lt;4' data-yanked=\"\">c</a>",
-    '<a data-x="1 > 0" href="d-1-py3-none-any.whl#sha256=AB">d</a><a>no href</a><abbr>e</abbr>',
-    '<!-- <a href="hidden-1.tar.gz">x</a> --><a href="f-1.tar.gz">f</a>',
-    '<script>var s = \'<a href="no-1.tar.gz">\';</script><a href="g-1.tar.gz">g</a>',
-    '<a href="h&amp;i-1.tar.gz" data-yanked="caf&eacute; &#233; &#xE9;">h</a>',
-    '<base target="_top"><base href="https://mirror.invalid/x/"><base href="no/"><a href="j"/>',
-    '<a\nhref="k-1.tar.gz"\n  data-core-metadata="sha256=00">k</a><a href="l-1.tar.gz" href="m">',
-]
-
-
-@pytest.mark.parametrize("text", HTML_PAGES)
-def test_html_pages_read_as_an_html_parser_reads_them(text: str) -> None:
-    import html.parser
-
-    from fitwheel.index.simple import _anchors
-
-    class Reference(html.parser.HTMLParser):
-        def __init__(self) -> None:
-            super().__init__(convert_charrefs=True)
-            self.base: str | None = None
-            self.anchors: list[dict[str, str | None]] = []
-
-        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-            if tag == "base" and self.base is None:
-                self.base = dict(attrs).get("href")
-            elif tag == "a":
-                self.anchors.append(dict(attrs))
-
-    reference = Reference()
-    reference.feed(text)
-    reference.close()
-    assert _anchors(text) == (reference.base, reference.anchors)

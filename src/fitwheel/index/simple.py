@@ -7,6 +7,7 @@ links by their filename, as PEP 825 asks.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import urllib.parse
@@ -103,69 +104,33 @@ def _metadata_attr(value: str | None) -> dict[str, str] | None:
     return {algo.lower(): digest.lower()} if sep else {}
 
 
-#: what a page holds besides its tags: comments, and script or style text (never markup)
-_NOT_MARKUP = re.compile(
-    r"<!--.*?(?:-->|\Z)|<(script|style)\b.*?(?:</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE
-)
-#: an ``<a>`` or ``<base>`` start tag, quoted attribute values may hold ``>``
-_TAG = re.compile(r"<(a|base)(?=[\s/>])((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>", re.IGNORECASE)
-#: one attribute: a name, and a value (double- or single-quoted, or bare) or none
-_ATTR = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)))?""")
-#: the character references a page's attributes usually hold (any other: html.unescape)
-_REFS = {"&gt;": ">", "&lt;": "<", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&#x27;": "'"}
-_REF = re.compile(r"&(?:#\d+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);?")
+@functools.cache
+def _anchor_parser() -> type[Any]:
+    """The HTML parser class, made on first use: JSON pages (PEP 691) never load html.parser."""
+    import html.parser
 
+    class AnchorParser(html.parser.HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.base: str | None = None
+            self.anchors: list[dict[str, str | None]] = []
 
-def _unescape(value: str) -> str:
-    """An attribute value with its character references replaced, as an HTML parser does."""
-    if "&" not in value:
-        return value
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "base" and self.base is None:
+                self.base = dict(attrs).get("href")
+            elif tag == "a":
+                self.anchors.append(dict(attrs))
 
-    def one(match: re.Match[str]) -> str:
-        ref = match.group(0)
-        known = _REFS.get(ref)
-        if known is not None:
-            return known
-        import html  # only for references beyond the usual ones
-
-        return html.unescape(ref)
-
-    return _REF.sub(one, value)
-
-
-def _anchors(text: str) -> tuple[str | None, list[dict[str, str | None]]]:
-    """The first ``<base href>`` and the attributes of every ``<a>`` of a page (names in lower
-    case, values unescaped, a bare attribute None), as an HTML parser reads them: a scan for
-    the two start tags, outside comments and script or style text."""
-    if "<!--" in text or "<script" in text.lower() or "<style" in text.lower():
-        text = _NOT_MARKUP.sub("", text)
-    base: str | None = None
-    anchors: list[dict[str, str | None]] = []
-    for match in _TAG.finditer(text):
-        attrs: dict[str, str | None] = {}
-        given = match.group(2)
-        for name, double, single, bare in _ATTR.findall(given):
-            raw = double or single or bare
-            # findall gives "" for a missing group: a bare attribute has no "=" after its name
-            attrs[name.lower()] = _unescape(raw) if raw or _has_value(given, name) else None
-        if match.group(1).lower() == "a":
-            anchors.append(attrs)
-        elif base is None:  # the first <base> that gives an href
-            base = attrs.get("href")
-    return base, anchors
-
-
-def _has_value(attributes: str, name: str) -> bool:
-    """Whether attribute ``name`` is given a value (an empty one: ``name=""``)."""
-    return re.search(rf"(?:^|\s){re.escape(name)}\s*=", attributes) is not None
+    return AnchorParser
 
 
 def parse_html(text: str, page_url: str) -> list[Link]:
     """Links of a PEP 503 page (with PEP 592 yank, PEP 658/714 metadata attributes)."""
-    found_base, anchors = _anchors(text)
-    base = urllib.parse.urljoin(page_url, found_base) if found_base else page_url
+    parser = _anchor_parser()()
+    parser.feed(text)
+    base = urllib.parse.urljoin(page_url, parser.base) if parser.base else page_url
     links: list[Link] = []
-    for attrs in anchors:
+    for attrs in parser.anchors:
         href = attrs.get("href")
         if not href:
             continue
