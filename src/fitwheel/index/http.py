@@ -24,19 +24,17 @@ import errno
 import functools
 import math
 import os
-import sys
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from fitwheel import __version__
 from fitwheel.errors import FitwheelError, NetworkError
 from fitwheel.index.auth import netloc, netrc_credentials, redact, split_credentials
 from fitwheel.index.httpcache import HttpCache
-from fitwheel.index.wire import Pool
 from fitwheel.integrity import Hashes, HashMismatchError, verify
 
 if TYPE_CHECKING:
@@ -266,21 +264,6 @@ def _shut(sock: socket.socket) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
-class _Answer(Protocol):
-    """What a request returns, from :mod:`wire` or from urllib3 (through a proxy)."""
-
-    @property
-    def status(self) -> int: ...
-    @property
-    def headers(self) -> Mapping[str, str]: ...
-    @property
-    def closed(self) -> bool: ...
-    def read1(self, amt: int, decode_content: bool = ...) -> bytes: ...
-    def geturl(self) -> str | None: ...
-    def close(self) -> None: ...
-    def release_conn(self) -> None: ...
-
-
 _WATCHDOG = _Watchdog()
 #: the deadline of the attempt the current thread is making (read by the connections)
 _ATTEMPT = threading.local()
@@ -356,7 +339,7 @@ class Session:
         #: is not checked
         self.trusted_hosts = trusted_hosts
         self._credentials: dict[str, tuple[str, str]] = {}
-        self._pool: Pool | None = None
+        self._pool: Any = None
         self._proxy_pools: dict[str, Any] = {}
         self._proxies = _proxies(env)
         self._tls: ssl.SSLContext | None = None
@@ -405,7 +388,7 @@ class Session:
                 self._tls = ssl_context(self.env, self.cafile)
             return self._tls
 
-    def _pool_for(self, url: str) -> Pool | urllib3.PoolManager:
+    def _pool_for(self, url: str) -> urllib3.PoolManager:
         parts = urllib.parse.urlsplit(url)
         proxy = self._proxies.get(parts.scheme)
         host = parts.hostname or ""
@@ -419,8 +402,8 @@ class Session:
                 return self._proxy_pools[proxy]  # type: ignore[no-any-return]
         with self._lock:
             if self._pool is None:
-                self._pool = Pool(self._tls_context, self.trusted_hosts)
-            return self._pool
+                self._pool = _pool_manager(self._tls_context, self.trusted_hosts)
+            return self._pool  # type: ignore[no-any-return]
 
     def _auth_header(self, url: str) -> dict[str, str]:
         creds = self._credentials.get(netloc(url))
@@ -436,7 +419,7 @@ class Session:
         method: str,
         url: str,
         headers: Callable[[], Mapping[str, str]],
-        read: Callable[[_Answer, _Deadline], _T],
+        read: Callable[[urllib3.BaseHTTPResponse, _Deadline], _T],
         *,
         what: str = "",
         page: bool = False,
@@ -444,6 +427,23 @@ class Session:
         """Make the request, at most ``retries + 1`` times, and hand the answer to ``read``.
         Connection failures, time-outs, 429/5xx answers and a body cut short (``read`` raising
         :class:`_Retry`) are tried again after a back-off; every other failure is final."""
+        import urllib3
+        from urllib3.exceptions import HTTPError as Urllib3Error
+        from urllib3.exceptions import MaxRetryError
+
+        # urllib3 only follows redirects: every retry is decided here, so that the count is
+        # exact and every attempt has its own deadline
+        retry = urllib3.Retry(
+            total=None,
+            connect=0,
+            read=0,
+            status=0,
+            other=0,
+            redirect=10,
+            raise_on_status=False,
+            respect_retry_after_header=False,
+        )
+        limits = urllib3.Timeout(connect=self.timeout, read=self.timeout)
         attempts = max(0, self.retries) + 1
         failure = _Retry("unreachable", "no answer")
         wait = 0.0
@@ -464,8 +464,19 @@ class Session:
                     **headers(),
                 }
                 try:
-                    resp = self._send(method, url, all_headers, deadline)
-                except _client_errors() as exc:
+                    resp = self._pool_for(url).request(
+                        method,
+                        url,
+                        headers=all_headers,
+                        retries=retry,
+                        timeout=limits,
+                        preload_content=False,
+                        decode_content=False,
+                        redirect=True,
+                    )
+                except MaxRetryError as exc:
+                    raise _attempt_failure(exc.reason, deadline) from exc
+                except (Urllib3Error, OSError) as exc:
                     raise _attempt_failure(exc, deadline) from exc
                 if resp.status in _RETRY_STATUSES:
                     asked = _retry_after(resp.headers.get("retry-after"))
@@ -503,45 +514,13 @@ class Session:
             raise TimedOutError(url, failure.detail, attempt + 1)
         raise UnreachableError(url, failure.detail)
 
-    def _send(
-        self, method: str, url: str, headers: Mapping[str, str], deadline: _Deadline
-    ) -> _Answer:
-        """One request (redirects followed): straight to the server through :mod:`wire`, or
-        through urllib3 when a proxy is configured for it."""
-        pool = self._pool_for(url)
-        if isinstance(pool, Pool):
-            return pool.request(
-                method, url, headers, self.timeout, lambda sock: _WATCHDOG.attach(deadline, sock)
-            )
-        import urllib3
-
-        # urllib3 only follows redirects: every retry is decided by _exchange, so that the count
-        # is exact and every attempt has its own deadline
-        retry = urllib3.Retry(
-            total=None,
-            connect=0,
-            read=0,
-            status=0,
-            other=0,
-            redirect=10,
-            raise_on_status=False,
-            respect_retry_after_header=False,
-        )
-        resp: _Answer = pool.request(
-            method,
-            url,
-            headers=headers,
-            retries=retry,
-            timeout=urllib3.Timeout(connect=self.timeout, read=self.timeout),
-            preload_content=False,
-            decode_content=False,
-            redirect=True,
-        )
-        return resp
-
-    def _chunks(self, resp: _Answer, deadline: _Deadline, limit: int, url: str) -> Iterator[bytes]:
+    def _chunks(
+        self, resp: urllib3.BaseHTTPResponse, deadline: _Deadline, limit: int, url: str
+    ) -> Iterator[bytes]:
         """The body of ``resp`` as it arrives, as sent (never decoded), at most ``limit`` bytes;
         a body cut short raises :class:`_Retry`."""
+        from urllib3.exceptions import HTTPError as Urllib3Error
+
         length = resp.headers.get("content-length", "")
         if length.isdigit() and int(length) > limit:
             raise BadResponseError(url, _too_large(int(length), limit))
@@ -550,7 +529,7 @@ class Session:
         while True:
             try:
                 chunk = resp.read1(_CHUNK, decode_content=False)
-            except _client_errors() as exc:
+            except (Urllib3Error, OSError) as exc:
                 raise _attempt_failure(exc, deadline) from exc
             if not chunk:
                 break
@@ -610,7 +589,7 @@ class Session:
             if meta.get("last_modified"):
                 headers["If-Modified-Since"] = str(meta["last_modified"])
 
-        def read(resp: _Answer, deadline: _Deadline) -> Response | None:
+        def read(resp: urllib3.BaseHTTPResponse, deadline: _Deadline) -> Response | None:
             resp_headers = {k.lower(): v for k, v in resp.headers.items()}
             if resp.status == 304 and cached is not None:
                 meta, body = cached
@@ -625,8 +604,7 @@ class Session:
             raw = b"".join(self._chunks(resp, deadline, self.max_page_bytes, url))
             body = _decode(raw, resp_headers.get("content-encoding", ""), self.max_page_bytes, url)
             final = resp.geturl() or url
-            # urllib3 (through a proxy) reports the final location as a bare path unless a
-            # redirect went elsewhere
+            # urllib3 reports the final location as a bare path unless a redirect went elsewhere
             return Response(urllib.parse.urljoin(url, final), resp.status, resp_headers, body)
 
         try:
@@ -649,7 +627,7 @@ class Session:
             self.reads.append(None)
         wanted = end - start + 1
 
-        def read(resp: _Answer, deadline: _Deadline) -> bytes | None:
+        def read(resp: urllib3.BaseHTTPResponse, deadline: _Deadline) -> bytes | None:
             encoding = resp.headers.get("content-encoding", "").strip().lower()
             if resp.status == 206 and encoding in ("", "identity"):
                 data = bytearray()
@@ -671,7 +649,7 @@ class Session:
         if self.reads is not None:
             self.reads.append(None)
 
-        def read(resp: _Answer, _deadline: _Deadline) -> Mapping[str, str]:
+        def read(resp: urllib3.BaseHTTPResponse, _deadline: _Deadline) -> Mapping[str, str]:
             if resp.status >= 400:
                 raise HttpError(url, resp.status)
             return {k.lower(): v for k, v in resp.headers.items()}
@@ -696,7 +674,7 @@ class Session:
         resumed = False
         restart = False
 
-        def read(resp: _Answer, deadline: _Deadline) -> bool:
+        def read(resp: urllib3.BaseHTTPResponse, deadline: _Deadline) -> bool:
             nonlocal offset, resumed, restart
             if resp.status == 416 and offset > 0:
                 restart = True
@@ -734,37 +712,19 @@ def _write(handle: BinaryIO, url: str, action: Callable[[], object]) -> None:
 
 def _attempt_failure(exc: BaseException | None, deadline: _Deadline) -> _Retry:
     """What one failed attempt was: a time-out, a TLS failure (not retried) or no answer."""
+    from urllib3.exceptions import NewConnectionError, SSLError
+    from urllib3.exceptions import TimeoutError as Urllib3Timeout
+
     if deadline.expired:
         return _Retry("timeout", deadline.detail())
-    timeouts: tuple[type[BaseException], ...] = (TimeoutError,)
-    tls: tuple[type[BaseException], ...] = ()
-    urllib3 = sys.modules.get("urllib3")
-    if urllib3 is not None:  # a proxied request
-        errors = urllib3.exceptions
-        if isinstance(exc, errors.MaxRetryError):
-            exc = exc.reason
-        # a refused connection is a NewConnectionError, which urllib3 derives from its time-out
-        if isinstance(exc, errors.NewConnectionError):
-            return _Retry("unreachable", _reason(exc))
-        timeouts += (errors.TimeoutError,)
-        tls += (errors.SSLError,)
-    if isinstance(exc, timeouts):
+    # a refused connection is a NewConnectionError, which urllib3 derives from its time-out
+    if isinstance(exc, (Urllib3Timeout, TimeoutError)) and not isinstance(exc, NewConnectionError):
         return _Retry("timeout", deadline.detail())
-    ssl = sys.modules.get("ssl")  # loaded by any HTTPS request, so by any TLS failure
-    if ssl is not None:
-        tls += (ssl.SSLError,)
-    if tls and isinstance(exc, tls) and "EOF" not in str(exc):
+    import ssl
+
+    if isinstance(exc, (SSLError, ssl.SSLError)) and "EOF" not in str(exc):
         return _Retry("tls", _reason(exc))
     return _Retry("unreachable", _reason(exc))
-
-
-def _client_errors() -> tuple[type[BaseException], ...]:
-    """What sending a request or reading an answer raises when it fails: OSError (the socket,
-    :mod:`wire`), and urllib3's errors once it is loaded (proxied requests)."""
-    urllib3 = sys.modules.get("urllib3")
-    if urllib3 is None:
-        return (OSError,)
-    return (OSError, urllib3.exceptions.HTTPError)
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -816,9 +776,11 @@ def _decode(body: bytes, encoding: str, limit: int, url: str) -> bytes:
 
 
 def _pool_manager(
-    tls: Callable[[], ssl.SSLContext], trusted: frozenset[str], proxy: str
+    tls: Callable[[], ssl.SSLContext],
+    trusted: frozenset[str] = frozenset(),
+    proxy: str | None = None,
 ) -> urllib3.PoolManager:
-    """A pool manager through ``proxy`` whose every https pool, however it is
+    """A pool manager (through ``proxy`` when given) whose every https pool, however it is
     reached (first request, after http ones, through a redirect), uses the session's TLS
     context, built on first need, and whose connections report to the watchdog; a host in
     ``trusted`` (pip's ``trusted-host``: ``host`` or ``host:port``) is not checked."""
@@ -858,10 +820,17 @@ def _pool_manager(
             pool.ConnectionCls = _watched(pool.ConnectionCls)
             return pool
 
-    class _ProxyPools(_Watched, urllib3.ProxyManager):
+    if proxy is not None:
+
+        class _ProxyPools(_Watched, urllib3.ProxyManager):
+            pass
+
+        return _ProxyPools(proxy, num_pools=8, maxsize=8, headers={"User-Agent": USER_AGENT})
+
+    class _Pools(_Watched, urllib3.PoolManager):
         pass
 
-    return _ProxyPools(proxy, num_pools=8, maxsize=8, headers={"User-Agent": USER_AGENT})
+    return _Pools(num_pools=16, maxsize=16, headers={"User-Agent": USER_AGENT})
 
 
 _WATCHED: dict[type[Any], type[Any]] = {}
