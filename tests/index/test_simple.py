@@ -130,3 +130,11 @@ def test_variants_json_found_by_filename(filename: str, expected: object) -> Non
 
 def test_project_url_normalises_the_name() -> None:
     assert project_url("http://h/simple", "Foo.Bar_baz") == "http://h/simple/foo-bar-baz/"
+
+
+def test_a_hostile_page_of_unterminated_attributes_is_read_in_one_pass() -> None:
+    """A megabyte of ``<a x="`` (each quote closed only by the next tag's) reads as a page of
+    anchors without an href: no link, and no time growing with the square of the size."""
+    from fitwheel.index.simple import parse_html
+
+    assert parse_html('<a x="' * 200_000, "http://127.0.0.1/simple/p/") == []

@@ -46,6 +46,12 @@ class ServerState:
     retry_after: dict[str, str] = field(default_factory=dict)
     #: path -> a Content-Encoding header sent with the file's bytes as they are on disk
     content_encoding: dict[str, str] = field(default_factory=dict)
+    #: seconds every request is held before it is answered (so that concurrent ones overlap)
+    hold: float = 0.0
+    #: the most requests being answered at once, and how many are now
+    peak: int = 0
+    in_flight: int = 0
+    counting: threading.Lock = field(default_factory=threading.Lock)
     #: set when the server stops: ends the stalls and trickles
     stopping: threading.Event = field(default_factory=threading.Event)
 
@@ -82,6 +88,19 @@ class _Handler(SimpleHTTPRequestHandler):
         return None
 
     def _serve(self, body_wanted: bool) -> None:
+        state = self.state
+        with state.counting:
+            state.in_flight += 1
+            state.peak = max(state.peak, state.in_flight)
+        try:
+            if state.hold:
+                state.stopping.wait(state.hold)
+            self._answer(body_wanted)
+        finally:
+            with state.counting:
+                state.in_flight -= 1
+
+    def _answer(self, body_wanted: bool) -> None:
         state = self.state
         path = self.path.split("?", 1)[0]
         state.requests.append((self.command, path, {k.lower(): v for k, v in self.headers.items()}))

@@ -38,7 +38,7 @@ from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
 from fitwheel.resolve.diagnose import shadowed
 from fitwheel.resolve.requirements import UserInput, UserRequirement, collect
-from fitwheel.resolve.resolver import Resolution, resolve, skipped_versions
+from fitwheel.resolve.resolver import Resolution, resolve, skipped_versions, start_prefetch
 from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target
 
@@ -797,6 +797,10 @@ def _resolve_and_install(
     sources: _Sources,
     router: Router | None = None,
 ) -> InstallOutcome:
+    # the index answers while the environment is read
+    early = start_prefetch(
+        user, source, session=session, environment=env.markers, no_deps=request.no_deps
+    )
     installed_dists = env.installed()
     installed_before = None
     if request.remember:
@@ -834,6 +838,7 @@ def _resolve_and_install(
         allow_fallback=request.allow_fallback,
         on_pin=on_pin,
         build_metadata=sources.metadata,
+        prefetched=early,
     )
     user_hashes = (
         _check_hashes_required(user, resolution)

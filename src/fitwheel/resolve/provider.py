@@ -54,6 +54,11 @@ def _pinned(spec: SpecifierSet) -> bool:
     return any(s.operator in ("==", "===") and "*" not in s.version for s in spec)
 
 
+#: how many threads fetch pages and metadata ahead of the resolver: enough that the pages and
+#: metadata files of a tree's next level are asked for at once (each is a small answer)
+PREFETCH_JOBS = 8
+
+
 class SharedMetadata:
     """The dependencies and Requires-Python read from wheels' metadata, by wheel URL: one
     instance given to the providers of several resolutions (one per lock target) reads each
@@ -80,10 +85,11 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         constraints: Mapping[NormalizedName, SpecifierSet] | None = None,
         no_deps: bool = False,
         preferred: Mapping[NormalizedName, Version] | None = None,
-        prefetch_jobs: int = 4,
+        prefetch_jobs: int = PREFETCH_JOBS,
         on_pin: Callable[[Candidate], None] | None = None,
         build_metadata: Callable[[Candidate], bytes] | None = None,
         shared: SharedMetadata | None = None,
+        ahead: Provider | None = None,
     ) -> None:
         self.source = source
         self.session = session
@@ -96,6 +102,9 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self.preferred: Mapping[NormalizedName, Version] = {} if preferred is None else preferred
         #: fetch the pages and best metadata of dependencies ahead of the resolver (0: never)
         self.prefetch_jobs = prefetch_jobs
+        #: another provider (started earlier, for the same requirements) whose threads prefetch
+        #: for this one
+        self.ahead = ahead
         #: told of each candidate the resolver is about to pin (it may still backtrack)
         self.on_pin = on_pin
         #: an sdist candidate's METADATA, from its build backend (None: sdists cannot be used)
@@ -104,6 +113,8 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self.skipped: list[str] = []
         # what the wheels' metadata says, by URL: shared by the resolutions of several targets
         shared = SharedMetadata() if shared is None else shared
+        #: what the wheels' metadata says, for another provider to share
+        self.shared = shared
         self._metadata = shared.requires
         self._pool: ThreadPoolExecutor | None = None
         self._prefetched: set[str] = set()
@@ -117,6 +128,15 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self._metadata_lock = shared.lock
         self._metadata_gates = shared.gates
         self._metadata_errors = shared.errors
+        # answers the resolver asks for again and again, by the identity of the requirement or
+        # specifier objects (which live as long as the metadata they were read from; the object
+        # is kept with the answer, so a recycled id never matches)
+        self._satisfied: dict[tuple[int, str, Version], tuple[Requirement, bool]] = {}
+        self._pins: dict[int, tuple[SpecifierSet, bool]] = {}
+        #: (marker, extra) -> its value for a non-variant wheel in this environment
+        self._markers: dict[tuple[str, str], bool] = {}
+        #: Requires-Python -> whether the target's interpreter satisfies it
+        self._pythons: dict[str, bool] = {}
 
     # -- resolvelib interface -------------------------------------------------------------------
     def identify(self, requirement_or_candidate: Requirement | Candidate) -> str:
@@ -135,9 +155,9 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         information: Mapping[str, Iterable[Any]],
         backtrack_causes: Sequence[Any],
     ) -> tuple[bool, bool, bool, str]:
-        reqs = [info.requirement for info in information.get(identifier, [])]
-        pinned = any(_pinned(r.specifier) for r in reqs)
-        caused = any(
+        infos = information.get(identifier, ())
+        pinned = any(self._pinned(info.requirement.specifier) for info in infos)
+        caused = bool(backtrack_causes) and any(
             identifier in (c.requirement.name, self.identify(c.requirement))
             for c in backtrack_causes
         )
@@ -216,16 +236,28 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         # only when it needs candidates, so older versions' variant files may never be read
         return generate
 
+    def _pinned(self, spec: SpecifierSet) -> bool:
+        hit = self._pins.get(id(spec))
+        if hit is None or hit[0] is not spec:
+            hit = self._pins[id(spec)] = (spec, _pinned(spec))
+        return hit[1]
+
     def _python_ok(self, candidate: Candidate) -> bool:
         """The wheel's own Requires-Python (read lazily: only candidates the resolver tries)."""
         self._requires(candidate)
         spec = self._requires_python.get(candidate.link.url)
         if not spec:
             return True
-        try:
-            return SpecifierSet(spec).contains(self.source.options.python_version, prereleases=True)
-        except InvalidSpecifier:
-            return True
+        known = self._pythons.get(spec)
+        if known is None:
+            try:
+                known = SpecifierSet(spec).contains(
+                    self.source.options.python_version, prereleases=True
+                )
+            except InvalidSpecifier:
+                known = True
+            self._pythons[spec] = known
+        return known
 
     def requires_python_of(self, link: Any) -> str | None:
         """A wheel's Requires-Python: the index's, else its metadata's if it was read."""
@@ -233,9 +265,15 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         return found
 
     def is_satisfied_by(self, requirement: Requirement, candidate: Candidate) -> bool:
-        if canonicalize_name(requirement.name) != candidate.name:
-            return False
-        return requirement.specifier.contains(candidate.version, prereleases=True)
+        # asked for every pin against every requirement on each round: answered once each
+        key = (id(requirement), candidate.name, candidate.version)
+        hit = self._satisfied.get(key)
+        if hit is None or hit[0] is not requirement:
+            ok = canonicalize_name(requirement.name) == candidate.name and (
+                requirement.specifier.contains(candidate.version, prereleases=True)
+            )
+            hit = self._satisfied[key] = (requirement, ok)
+        return hit[1]
 
     def prefetch(self, requirements: Iterable[Requirement]) -> None:
         """Start fetching what the resolver is about to ask for, so that network round trips
@@ -243,21 +281,30 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         the requirement allows), then the same for that pick's dependencies, and so on down
         the tree, ahead of the resolver. Failures surface when the resolver asks for the same
         thing itself."""
+        if self.ahead is not None:
+            self.ahead.prefetch(requirements)
+            return
         if self.prefetch_jobs <= 0:
             return
+        wanted: list[tuple[NormalizedName, SpecifierSet]] = []
         with self._prefetch_lock:
             if self._closed:
                 return
             for req in requirements:
                 key = canonicalize_name(req.name)
-                if key in self._prefetched:
-                    continue
-                self._prefetched.add(key)
-                if self._pool is None:
-                    self._pool = ThreadPoolExecutor(
-                        self.prefetch_jobs, thread_name_prefix="prefetch"
-                    )
-                self._pool.submit(self._warm, key, req.specifier)
+                if key not in self._prefetched:
+                    self._prefetched.add(key)
+                    wanted.append((key, req.specifier))
+            if not wanted:
+                return
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.prefetch_jobs, thread_name_prefix="prefetch")
+            pool = self._pool
+        # submitted outside the lock: a submit may start a thread and wait for it to run, and
+        # the resolver's own thread should not wait for that behind a prefetch thread
+        with contextlib.suppress(RuntimeError):  # closed meanwhile: nothing more is wanted
+            for key, specifier in wanted:
+                pool.submit(self._warm, key, specifier)
 
     def _warm(self, name: str, specifier: SpecifierSet) -> None:
         with contextlib.suppress(Exception):
@@ -270,18 +317,22 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             else:
                 return
             candidates = self.source.version_candidates(name, version)
-            if candidates and not (
-                candidates[0].is_sdist and candidates[0].link.metadata_hashes is None
+            first = candidates[0] if candidates else None
+            if first is not None and not (
+                first.is_sdist and (first.link.metadata_hashes is None or not self.build_metadata)
             ):
-                # an sdist without index metadata is built only when the resolver asks
-                self.prefetch(self._dependencies(candidates[0]))
+                # an sdist without index metadata is built only when the resolver asks (and
+                # never read by a provider that cannot build: its refusal would be remembered)
+                self.prefetch(self._dependencies(first))
 
     def close(self) -> None:
+        """Stop prefetching: what is queued is dropped, and what is under way (a request that
+        only fills the caches) is not waited for."""
         with self._prefetch_lock:
             self._closed = True
             pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def get_dependencies(self, candidate: Candidate) -> list[Requirement]:
         if self.on_pin is not None and not candidate.extras:
@@ -312,16 +363,24 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
 
     # -- helpers --------------------------------------------------------------------------------
     def _marker(self, marker: str, req: Requirement, candidate: Candidate, extra: str) -> bool:
+        plain = candidate.variant is None  # the same answer for every non-variant wheel
+        if plain:
+            known = self._markers.get((marker, extra))
+            if known is not None:
+                return known
         env = {**self.environment, "extra": extra}
         target = self.source.options.target
         supported = target.supported if target is not None else None
         try:
-            return evaluate_marker(marker, env, candidate.variant, supported=supported)
+            value = evaluate_marker(marker, env, candidate.variant, supported=supported)
         except VariantError as exc:
             raise DependencyError(
                 f"{candidate.link.filename}: the marker of dependency {req} cannot be "
                 f"evaluated: {exc}"
             ) from exc
+        if plain:
+            self._markers[(marker, extra)] = value
+        return value
 
     def _requires(self, candidate: Candidate) -> list[tuple[Requirement, str | None]]:
         url = candidate.link.url

@@ -79,6 +79,55 @@ def _reporter(lines: list[str]) -> Any:
     return Reporter()
 
 
+class Prefetch:
+    """Pages and metadata of a resolution's requirements being fetched before it starts (see
+    :func:`start_prefetch`); :func:`resolve` given it reads what it fetched and stops it."""
+
+    __slots__ = ("provider",)
+
+    def __init__(self, provider: Provider) -> None:
+        self.provider = provider
+
+    def close(self) -> None:
+        self.provider.close()
+
+
+def _roots(
+    user: UserInput, environment: Mapping[str, str], decisions: list[str] | None = None
+) -> list[Requirement]:
+    """The requirements to resolve: the user's, without a marker false here (said in
+    ``decisions``) and without their markers."""
+    roots: list[Requirement] = []
+    for item in user.requirements:
+        marker = item.requirement.marker
+        if marker is not None and not marker.evaluate({**environment, "extra": ""}):
+            if decisions is not None:
+                decisions.append(f"skipped {item.requirement}: its marker is false here")
+            continue
+        req = Requirement(str(item.requirement))
+        req.marker = None
+        roots.append(req)
+    return roots
+
+
+def start_prefetch(
+    user: UserInput,
+    source: CandidateSource,
+    *,
+    session: Session | None,
+    environment: Mapping[str, str],
+    no_deps: bool = False,
+    shared: SharedMetadata | None = None,
+) -> Prefetch:
+    """Start fetching the pages and metadata that resolving ``user`` will ask for, in the
+    background, so that the network overlaps whatever comes before :func:`resolve` (which is
+    then given the result). Nothing is decided here; a failure surfaces when the resolver asks
+    for the same page itself."""
+    provider = Provider(source, session, environment, no_deps=no_deps, shared=shared)
+    provider.prefetch(_roots(user, environment))
+    return Prefetch(provider)
+
+
 def resolve(
     user: UserInput,
     source: CandidateSource,
@@ -93,12 +142,15 @@ def resolve(
     on_pin: Callable[[Candidate], None] | None = None,
     build_metadata: Callable[[Candidate], bytes] | None = None,
     shared: SharedMetadata | None = None,
+    prefetched: Prefetch | None = None,
 ) -> Resolution:
     """Pin a candidate for every requirement and dependency. ``on_pin`` hears of each
     candidate as the resolver is about to pin it (before its dependencies are read), so that
     its download can start; a later backtrack may still drop it. ``build_metadata`` gives an
     sdist candidate's metadata (through its build backend); without it sdists cannot be used.
-    ``shared`` holds the wheels' metadata across several resolutions (one per lock target)."""
+    ``shared`` holds the wheels' metadata across several resolutions (one per lock target);
+    ``prefetched`` is what :func:`start_prefetch` began for the same requirements (stopped
+    here)."""
     from resolvelib import Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
@@ -121,18 +173,11 @@ def resolve(
         preferred=preferred,
         on_pin=on_pin,
         build_metadata=build_metadata,
-        shared=shared,
+        shared=prefetched.provider.shared if prefetched is not None else shared,
+        ahead=prefetched.provider if prefetched is not None else None,
     )
     decisions: list[str] = []
-    roots: list[Requirement] = []
-    for item in user.requirements:
-        marker = item.requirement.marker
-        if marker is not None and not marker.evaluate({**environment, "extra": ""}):
-            decisions.append(f"skipped {item.requirement}: its marker is false here")
-            continue
-        req = Requirement(str(item.requirement))
-        req.marker = None
-        roots.append(req)
+    roots = _roots(user, environment, decisions)
     resolver: Resolver[Requirement, Candidate, str] = Resolver(provider, _reporter(decisions))
     provider.prefetch(roots)
     try:
@@ -149,6 +194,8 @@ def resolve(
         ) from None
     finally:
         provider.close()
+        if prefetched is not None:
+            prefetched.close()
     pins = [c for key, c in result.mapping.items() if "[" not in key]
     pins.sort(key=lambda c: c.name)
     specifiers: dict[NormalizedName, SpecifierSet] = dict(constraints)
