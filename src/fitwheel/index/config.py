@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from fitwheel.errors import FitwheelError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.index.configfiles import pip_config_files
+from fitwheel.variants.frozen import Frozen
 
 
 class ConfigError(FitwheelError):
@@ -34,7 +34,7 @@ class ConfigError(FitwheelError):
 class IndexConfig(Frozen):
     """``index_url`` None means no index (``--no-index``); find-links are folders or URLs."""
 
-    __slots__ = ("index_url", "extra_index_urls", "find_links", "origins", "cert", "searched")
+    __slots__ = ("cert", "extra_index_urls", "find_links", "index_url", "origins", "searched")
     index_url: str | None
     extra_index_urls: tuple[str, ...]
     find_links: tuple[str, ...]
@@ -244,14 +244,14 @@ class PipSettings(Frozen):
     __slots__ = (
         "constraint_files",
         "no_binary",
-        "only_binary",
-        "pre",
-        "timeout",
-        "retries",
-        "trusted_hosts",
-        "require_hashes",
         "no_deps",
+        "only_binary",
         "origins",
+        "pre",
+        "require_hashes",
+        "retries",
+        "timeout",
+        "trusted_hosts",
     )
     #: constraints files (``constraint``, ``PIP_CONSTRAINT``), relative to the working folder
     constraint_files: tuple[str, ...]

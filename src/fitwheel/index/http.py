@@ -166,7 +166,7 @@ def ssl_context(env: Mapping[str, str], cafile: str | None = None) -> ssl.SSLCon
 
 
 class Response(Frozen):
-    __slots__ = ("url", "status", "headers", "body", "from_cache")
+    __slots__ = ("body", "from_cache", "headers", "status", "url")
     url: str
     status: int
     headers: Mapping[str, str]

@@ -37,13 +37,13 @@ class Link(Frozen):
 
     __slots__ = (
         "filename",
-        "url",
         "hashes",
-        "requires_python",
-        "yanked",
         "metadata_hashes",
         "origin",
+        "requires_python",
         "size",
+        "url",
+        "yanked",
     )
     filename: str
     url: str

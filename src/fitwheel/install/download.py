@@ -115,7 +115,7 @@ class _HashingWriter:
 
 
 class DownloadItem(Frozen):
-    __slots__ = ("filename", "url", "hashes")
+    __slots__ = ("filename", "hashes", "url")
     filename: str
     url: str
     #: algorithm -> acceptable digests (any one must match); empty: nothing to check
@@ -140,7 +140,7 @@ class DownloadItem(Frozen):
 
 
 class Downloaded(Frozen):
-    __slots__ = ("item", "path", "sha256", "from_cache", "prepared")
+    __slots__ = ("from_cache", "item", "path", "prepared", "sha256")
     item: DownloadItem
     path: Path
     sha256: str

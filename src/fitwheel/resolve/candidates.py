@@ -36,7 +36,7 @@ class CandidateError(FitwheelError):
 
 
 class Candidate(Frozen):
-    __slots__ = ("name", "version", "link", "wheel", "variant", "extras")
+    __slots__ = ("extras", "link", "name", "variant", "version", "wheel")
     name: NormalizedName
     version: Version
     link: Link

@@ -28,13 +28,13 @@ class RequirementError(FitwheelError):
 
 class UserRequirement(Frozen):
     __slots__ = (
-        "requirement",
-        "hashes",
-        "wheel_path",
-        "origin",
-        "variant",
-        "source_path",
         "editable",
+        "hashes",
+        "origin",
+        "requirement",
+        "source_path",
+        "variant",
+        "wheel_path",
     )
     requirement: Requirement
     #: algorithm -> digests pinned with --hash (not part of equality or the hash)

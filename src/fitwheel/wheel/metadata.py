@@ -41,13 +41,13 @@ class CoreMetadata(Frozen):
     """The core metadata fields that resolving, installing and publishing use."""
 
     __slots__ = (
+        "metadata_version",
         "name",
-        "version",
+        "provides_extra",
         "requires_dist",
         "requires_python",
-        "provides_extra",
         "summary",
-        "metadata_version",
+        "version",
     )
     name: str | None
     version: str | None
@@ -80,7 +80,7 @@ class CoreMetadata(Frozen):
 class WheelInfo(Frozen):
     """A ``WHEEL`` file: ``wheel_version`` None when the file does not say."""
 
-    __slots__ = ("wheel_version", "root_is_purelib", "tags", "generator")
+    __slots__ = ("generator", "root_is_purelib", "tags", "wheel_version")
     wheel_version: str | None
     root_is_purelib: bool
     tags: tuple[str, ...]
