@@ -158,7 +158,7 @@ def entry() -> None:
     The cyclic garbage collector is off for the command: nearly everything a command makes is
     freed by reference counting or lives until the exit (modules, classes, the resolver's
     answers), so the collector's passes over the young objects found next to nothing while
-    costing a tenth of the CPU of a cold install (peak memory measured the same with and
+    costing several percent of the CPU of a cold install (peak memory measured the same with and
     without it, for the 35-distribution tree and for torch)."""
     import gc
 
