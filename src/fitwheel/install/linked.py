@@ -156,6 +156,10 @@ def _parents(path: str) -> list[str]:
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
+#: a scheme folder made absolute (once: every wheel of an install shares most of them)
+_absolute = functools.lru_cache(maxsize=256)(os.path.abspath)
+
+
 @functools.lru_cache(maxsize=256)
 def _record_prefix(base: str, root: str) -> str:
     """The folder ``base`` as RECORD names it: relative to the root scheme's folder ``root``,
@@ -175,13 +179,16 @@ def plan_cached_wheel(
     plan = CachedWheelPlan()
     manifest = unpacked.manifest
     root = "purelib" if manifest.root_is_purelib else "platlib"
-    bases = {name: os.path.abspath(folder) for name, folder in scheme.items()}
+    bases = {name: _absolute(folder) for name, folder in scheme.items()}
     missing = [name for name in SCHEMES if name not in bases]
     if missing:
         raise LinkPlanError(f"the install scheme has no {', '.join(missing)} folder.")
     root_base = bases[root]
-    # RECORD paths are relative to the root scheme's folder, '/'-separated
-    prefixes = {name: _record_prefix(base, root_base) for name, base in bases.items()}
+
+    def prefix(name: str) -> str:
+        # RECORD paths are relative to the root scheme's folder, '/'-separated
+        return _record_prefix(bases[name], root_base)
+
     dist_info = unpacked.dist_info_dir
     files = os.path.join(unpacked.folder, "files") + os.sep
     plan.skipped = list(manifest.skipped)
@@ -208,7 +215,7 @@ def plan_cached_wheel(
                 content = shebang(interpreter) + rest
             plan.written.append((os.path.join(bases[target], sub), content, True))
             record.append(
-                record_line(prefixes[target] + sub, "sha256=" + _digest(content), len(content))
+                record_line(prefix(target) + sub, "sha256=" + _digest(content), len(content))
             )
             continue
         group = by_scheme.get(target)
@@ -219,7 +226,7 @@ def plan_cached_wheel(
             plan.groups.append(group)
         group.names.append(sub)
         group.dirs.extend(d for d in _parents(sub) if d not in group.dirs)
-        record.append(record_line(prefixes[target] + sub, "sha256=" + digest, size))
+        record.append(record_line(prefix(target) + sub, "sha256=" + digest, size))
     entry_points = unpacked.checked.get("entry_points.txt")
     if entry_points is not None:
         try:
@@ -230,9 +237,7 @@ def plan_cached_wheel(
             content = launcher(interpreter, module, attr)
             plan.written.append((os.path.join(bases["scripts"], script), content, True))
             record.append(
-                record_line(
-                    prefixes["scripts"] + script, "sha256=" + _digest(content), len(content)
-                )
+                record_line(prefix("scripts") + script, "sha256=" + _digest(content), len(content))
             )
     for filename, content in extra_metadata.items():
         plan.written.append((os.path.join(root_base, dist_info, filename), content, False))

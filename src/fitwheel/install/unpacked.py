@@ -339,10 +339,10 @@ class UnpackedCache:
         self._guard = threading.Lock()
 
     def folder(self, sha256: str) -> Path:
-        return self.root / sha256[:2] / sha256
+        return Path(f"{self.root}{os.sep}{sha256[:2]}{os.sep}{sha256}")
 
     def lock_path(self, sha256: str) -> Path:
-        return self.root / sha256[:2] / f"{sha256}.lock"
+        return Path(f"{self.root}{os.sep}{sha256[:2]}{os.sep}{sha256}.lock")
 
     def has(self, sha256: str) -> bool:
         return (self.folder(sha256) / MANIFEST).is_file()
