@@ -20,6 +20,10 @@ The wheels come from ``pip download`` (torch: ``$FITWHEEL_BENCH_TORCH_DIR``, def
 
     python -m benchmarks install_peers                        # all scenarios
     python -m benchmarks.bench_install_peers torch tree resolve  # some of them
+    FITWHEEL_BENCH_BASE=<revision> python -m benchmarks install_peers   # plus that revision
+
+With ``FITWHEEL_BENCH_BASE``, an earlier revision of fitwheel, installed the same way, runs as
+one more peer in every scenario (before and after in one run).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import os
 import shutil
 from pathlib import Path
 
-from benchmarks.harness import Result, compare, smoke
+from benchmarks.harness import Case, Result, compare, smoke
 from benchmarks.peers import (
     TORCH,
     Peers,
@@ -48,6 +52,16 @@ def _torch_dir() -> Path:
 def _tree_cached() -> bool:
     mirror = mirror_module()
     return bool(mirror._verify(mirror.cache_root() / mirror.mirror_key()))
+
+
+def _base_cases(peers: Peers, cold: bool) -> list[Case]:
+    """The earlier revision ``FITWHEEL_BENCH_BASE`` names, as one more peer (none unset)."""
+    revision = os.environ.get("FITWHEEL_BENCH_BASE")
+    if not revision or smoke():
+        return []
+    from benchmarks.user_install import revision_program
+
+    return [peers.fitwheel(cold, program=revision_program(revision), name=f"fitwheel {revision}")]
 
 
 def _verdict(results: list[Result], limit_vs_uv: float, min_vs_pip: float = 3.0) -> None:
@@ -84,6 +98,7 @@ def bench_torch(work: Path, wheel: Path, *, repeat: int = 3) -> None:
                 [
                     peers.fitwheel(cold),
                     peers.fitwheel(cold, link_mode="copy"),
+                    *_base_cases(peers, cold),
                     peers.uv(cold),
                     peers.pip(cold),
                 ],
@@ -104,7 +119,7 @@ def bench_tree(work: Path, wheels: Path, *, resolve_only: bool, repeat: int = 3)
             label = "cold" if cold else "warm"
             results = compare(
                 f"{job} a real tree of {len(mirror.CLOSURE)} distributions, {label}",
-                [peers.fitwheel(cold), peers.uv(cold), peers.pip(cold)],
+                [peers.fitwheel(cold), *_base_cases(peers, cold), peers.uv(cold), peers.pip(cold)],
                 repeat=repeat,
             )
             if resolve_only:

@@ -30,20 +30,11 @@ from benchmarks.bench_publish import CONFIG
 from benchmarks.harness import Case, compare
 from benchmarks.kit import kit
 from benchmarks.user_install import install as _install_fitwheel
+from benchmarks.user_install import revision_program
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ROOT / "tests" / "data" / "profiles" / "h100.json"
 VARIANTS = ROOT / "tests" / "variants" / "data" / "published" / "torch-2.9.0-variants.json"
-
-
-def _export(revision: str, folder: Path) -> None:
-    folder.mkdir(parents=True)
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", revision],
-        check=True,
-        capture_output=True,
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
 
 
 def _wheels(folder: Path) -> list[str]:
@@ -88,9 +79,8 @@ def main() -> None:
         return
     work = Path(tempfile.mkdtemp(prefix="fitwheel-bench-rev-"))
     try:
-        _export(revision, work / "base-src")
         programs = {
-            f"fitwheel {revision}": _install_fitwheel(work / "base-src", work / "base-venv"),
+            f"fitwheel {revision}": revision_program(revision),
             "fitwheel (this tree)": _install_fitwheel(ROOT, work / "head-venv"),
         }
         keys = {name: f"c{i}" for i, name in enumerate(programs)}

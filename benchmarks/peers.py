@@ -115,10 +115,10 @@ class Peers:
     flags: Sequence[str] = ()
 
     def venv(self, peer: str) -> Path:
-        return self.work / f"venv-{peer}"
+        return self.work / f"venv-{peer.replace(' ', '-')}"
 
     def cache(self, peer: str) -> Path:
-        return self.work / f"cache-{peer}"
+        return self.work / f"cache-{peer.replace(' ', '-')}"
 
     def _setup(self, peer: str, cold: bool) -> Callable[[], None]:
         steps = [fresh_venv(self.venv(peer))]
@@ -126,12 +126,20 @@ class Peers:
             steps.append(emptied(self.cache(peer)))
         return both(*steps)
 
-    def fitwheel(self, cold: bool, *, link_mode: str | None = None) -> Case:
-        peer = "fitwheel" + (f"-{link_mode}" if link_mode else "")
-        from benchmarks.user_install import program
+    def fitwheel(
+        self,
+        cold: bool,
+        *,
+        link_mode: str | None = None,
+        program: Path | None = None,
+        name: str = "fitwheel",
+    ) -> Case:
+        """``program`` (default: this tree as users install it) under the row ``name``."""
+        peer = name + (f"-{link_mode}" if link_mode else "")
+        from benchmarks.user_install import program as this_tree
 
         argv = [
-            str(program()),
+            str(program or this_tree()),
             "install",
             "-q",
             "--python",

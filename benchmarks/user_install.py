@@ -6,7 +6,8 @@ The venv is kept under ``~/.cache/fitwheel-bench`` (``$FITWHEEL_BENCH_USER_DIR``
 by a hash of ``src/`` and ``pyproject.toml``, so a run after a change builds a new one and a
 repeated run reuses it.
 ``FITWHEEL_BENCH_DEV=1`` uses the development venv instead (the smoke runs of ``make test`` do,
-to stay fast and offline).
+to stay fast and offline). :func:`revision_program` installs an earlier revision the same way,
+for before/after rows in one run (``FITWHEEL_BENCH_BASE=<revision>``).
 """
 
 from __future__ import annotations
@@ -63,5 +64,40 @@ def program() -> Path:
     if not ready.exists():
         print(f"   (installing this tree as users get it: pip install . into {venv})")
         install(ROOT, venv)
+        ready.touch()
+    return venv / "bin" / "fitwheel"
+
+
+def export(revision: str, folder: Path) -> None:
+    """The files of ``revision`` of this repository, in ``folder`` (made here)."""
+    folder.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", revision],
+        check=True,
+        capture_output=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+
+
+def revision_program(revision: str) -> Path:
+    """The ``fitwheel`` program of an earlier ``revision``, as users install it (kept by the
+    revision's commit under the same folder as :func:`program`'s)."""
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", f"{revision}^{{commit}}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    base = Path(
+        os.environ.get("FITWHEEL_BENCH_USER_DIR", Path.home() / ".cache" / "fitwheel-bench")
+    )
+    venv = base / f"rev-{commit[:16]}"
+    ready = venv / ".ready"
+    if not ready.exists():
+        print(f"   (installing revision {revision} as users get it, into {venv})")
+        source = base / f"rev-{commit[:16]}-src"
+        shutil.rmtree(source, ignore_errors=True)
+        export(commit, source)
+        install(source, venv)
         ready.touch()
     return venv / "bin" / "fitwheel"
