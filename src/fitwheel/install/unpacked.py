@@ -6,14 +6,15 @@ Each wheel (by sha256) is unpacked once into ``{root}/{sha[:2]}/{sha}/`` by
 the files lie a list of every member (:class:`CachedMember`: name, executable, sha256 in RECORD's
 urlsafe base64, size) and a manifest with the install layout worked out once
 (:class:`CachedLayout`: the files that go to the root scheme folder, the folders they need,
-their RECORD lines, and the members of the ``.data`` folders). Installing from the cache
-then reads one small file and loops over nothing in Python that the kernel does not do anyway.
+their RECORD lines, the members of the ``.data`` folders, every member's size by folder and the
+hashes of the ``.dist-info`` files read). Installing from the cache then reads that one file
+and loops over nothing in Python that the kernel does not do anyway.
 
-Every install checks each file's size first, which catches a truncated file or one edited in
-place through a hard link, and hashes the few ``.dist-info`` files that installing reads itself
-(:data:`READ_DIST_INFO`: the METADATA checked against what was resolved, the entry points its
-scripts are made from); :class:`UnpackedCache` with ``verify=True`` (``install
---force-reinstall``) hashes every file too. A damaged entry is unpacked afresh and replaced with
+Every install checks each file's size first (from the manifest), which catches a truncated file
+or one edited in place through a hard link, and hashes the few ``.dist-info`` files that
+installing reads itself (:data:`READ_DIST_INFO`: the METADATA checked against what was resolved,
+the entry points its scripts are made from); :class:`UnpackedCache` with ``verify=True``
+(``install --force-reinstall``) hashes every file of the member list too. A damaged entry is unpacked afresh and replaced with
 one rename, never under another process that links from it (see :class:`UnpackedCache`).
 :mod:`fitwheel.install.linked` turns that manifest into an install plan whose files the
 transaction hard-links (or copies) into place.
