@@ -14,8 +14,9 @@ Every install checks each file's size first (from the manifest), which catches a
 or one edited in place through a hard link, and hashes the few ``.dist-info`` files that
 installing reads itself (:data:`READ_DIST_INFO`: the METADATA checked against what was resolved,
 the entry points its scripts are made from); :class:`UnpackedCache` with ``verify=True``
-(``install --force-reinstall``) hashes every file of the member list too. A damaged entry is unpacked afresh and replaced with
-one rename, never under another process that links from it (see :class:`UnpackedCache`).
+(``install --force-reinstall``) hashes every file of the member list too. A damaged entry is
+unpacked afresh and replaced with one rename, never under another process that links from it
+(see :class:`UnpackedCache`).
 :mod:`fitwheel.install.linked` turns that manifest into an install plan whose files the
 transaction hard-links (or copies) into place.
 
