@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fitwheel.errors import IntegrityError
+from fitwheel.variants.frozen import Frozen
 
 if TYPE_CHECKING:
     from hashlib import _Hash
@@ -44,12 +44,15 @@ class HashRequiredError(IntegrityError):
         self.url = url
 
 
-@dataclass(frozen=True, slots=True)
-class Hashes:
+class Hashes(Frozen):
     """The digests a file may have: algorithm name (lower case) -> acceptable hex digests (any
     one matches). Empty: nothing was published or pinned."""
 
+    __slots__ = ("allowed",)
     allowed: Mapping[str, frozenset[str]]
+
+    def __init__(self, allowed: Mapping[str, frozenset[str]]) -> None:
+        object.__setattr__(self, "allowed", allowed)
 
     @classmethod
     def of(cls, hashes: Mapping[str, str | Iterable[str]] | None) -> Hashes:

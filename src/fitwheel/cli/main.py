@@ -153,7 +153,16 @@ def entry() -> None:
     """The ``fitwheel`` program: :func:`main`, then an exit that skips the interpreter's
     teardown (freeing every object one by one, joining idle prefetch threads), which can take
     longer than a quick command itself. Every command has closed its files by then; the
-    standard streams are flushed here."""
+    standard streams are flushed here.
+
+    The cyclic garbage collector is off for the command: nearly everything a command makes is
+    freed by reference counting or lives until the exit (modules, classes, the resolver's
+    answers), so the collector's passes over the young objects found next to nothing while
+    costing several percent of the CPU of a cold install (peak memory measured the same with and
+    without it, for the 35-distribution tree and for torch)."""
+    import gc
+
+    gc.disable()
     code = main()
     try:
         sys.stdout.flush()

@@ -20,31 +20,48 @@ from __future__ import annotations
 import configparser
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from fitwheel.errors import FitwheelError
 from fitwheel.index.configfiles import pip_config_files
+from fitwheel.variants.frozen import Frozen
 
 
 class ConfigError(FitwheelError):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class IndexConfig:
+class IndexConfig(Frozen):
     """``index_url`` None means no index (``--no-index``); find-links are folders or URLs."""
 
+    __slots__ = ("cert", "extra_index_urls", "find_links", "index_url", "origins", "searched")
     index_url: str | None
-    extra_index_urls: tuple[str, ...] = ()
-    find_links: tuple[str, ...] = ()
+    extra_index_urls: tuple[str, ...]
+    find_links: tuple[str, ...]
     #: where each setting came from, for --explain ("--index-url", "PIP_INDEX_URL", a file)
-    origins: Mapping[str, str] = field(default_factory=dict)
+    origins: Mapping[str, str]
     #: a CA bundle to trust instead of the system store (pip's ``cert``)
-    cert: str | None = None
+    cert: str | None
     #: every index with where it came from, in the order searched; empty: the extra indexes,
     #: then the main one (a config made in code)
-    searched: tuple[tuple[str, str], ...] = ()
+    searched: tuple[tuple[str, str], ...]
+
+    def __init__(
+        self,
+        index_url: str | None,
+        extra_index_urls: tuple[str, ...] = (),
+        find_links: tuple[str, ...] = (),
+        origins: Mapping[str, str] | None = None,
+        cert: str | None = None,
+        searched: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "index_url", index_url)
+        _set(self, "extra_index_urls", extra_index_urls)
+        _set(self, "find_links", find_links)
+        _set(self, "origins", {} if origins is None else origins)
+        _set(self, "cert", cert)
+        _set(self, "searched", searched)
 
     @property
     def index_urls(self) -> tuple[str, ...]:
@@ -220,29 +237,65 @@ def _names(words: Sequence[str]) -> tuple[str, ...]:
     return tuple(n.strip() for word in words for n in word.split(",") if n.strip())
 
 
-@dataclass(frozen=True, slots=True)
-class PipSettings:
+class PipSettings(Frozen):
     """The install settings of pip's configuration that apply to fitwheel (the command line's
     flags are added by the caller: a flag given turns a yes/no setting on, list flags add)."""
 
+    __slots__ = (
+        "constraint_files",
+        "no_binary",
+        "no_deps",
+        "only_binary",
+        "origins",
+        "pre",
+        "require_hashes",
+        "retries",
+        "timeout",
+        "trusted_hosts",
+    )
     #: constraints files (``constraint``, ``PIP_CONSTRAINT``), relative to the working folder
-    constraint_files: tuple[str, ...] = ()
+    constraint_files: tuple[str, ...]
     #: pip's ``no-binary`` from the configuration: names, ``:all:`` or ``:none:`` (the
     #: ``--no-binary`` flags come on top)
-    no_binary: tuple[str, ...] = ()
+    no_binary: tuple[str, ...]
     #: pip's ``only-binary`` from the configuration, in the same form (``--only-binary`` adds)
-    only_binary: tuple[str, ...] = ()
-    pre: bool = False
+    only_binary: tuple[str, ...]
+    pre: bool
     #: seconds to wait for an index (``timeout``, ``default-timeout``); None: fitwheel's default
-    timeout: float | None = None
+    timeout: float | None
     #: how often a failed request is retried; None: fitwheel's default
-    retries: int | None = None
+    retries: int | None
     #: hosts (``host`` or ``host:port``) whose HTTPS certificate is not checked
-    trusted_hosts: tuple[str, ...] = ()
-    require_hashes: bool = False
-    no_deps: bool = False
+    trusted_hosts: tuple[str, ...]
+    require_hashes: bool
+    no_deps: bool
     #: key -> where it was set, for messages
-    origins: Mapping[str, str] = field(default_factory=dict)
+    origins: Mapping[str, str]
+
+    def __init__(
+        self,
+        constraint_files: tuple[str, ...] = (),
+        no_binary: tuple[str, ...] = (),
+        only_binary: tuple[str, ...] = (),
+        pre: bool = False,
+        timeout: float | None = None,
+        retries: int | None = None,
+        trusted_hosts: tuple[str, ...] = (),
+        require_hashes: bool = False,
+        no_deps: bool = False,
+        origins: Mapping[str, str] | None = None,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "constraint_files", constraint_files)
+        _set(self, "no_binary", no_binary)
+        _set(self, "only_binary", only_binary)
+        _set(self, "pre", pre)
+        _set(self, "timeout", timeout)
+        _set(self, "retries", retries)
+        _set(self, "trusted_hosts", trusted_hosts)
+        _set(self, "require_hashes", require_hashes)
+        _set(self, "no_deps", no_deps)
+        _set(self, "origins", {} if origins is None else origins)
 
 
 def load_pip_settings(

@@ -28,7 +28,6 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from fitwheel import __version__
@@ -36,6 +35,7 @@ from fitwheel.errors import FitwheelError, NetworkError
 from fitwheel.index.auth import netloc, netrc_credentials, redact, split_credentials
 from fitwheel.index.httpcache import HttpCache
 from fitwheel.integrity import Hashes, HashMismatchError, verify
+from fitwheel.variants.frozen import Frozen
 
 if TYPE_CHECKING:
     # both load with the HTTP stack, when a request is really made
@@ -165,13 +165,28 @@ def ssl_context(env: Mapping[str, str], cafile: str | None = None) -> ssl.SSLCon
     return context
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
+class Response(Frozen):
+    __slots__ = ("body", "from_cache", "headers", "status", "url")
     url: str
     status: int
     headers: Mapping[str, str]
     body: bytes
-    from_cache: bool = False
+    from_cache: bool
+
+    def __init__(
+        self,
+        url: str,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        from_cache: bool = False,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "url", url)
+        _set(self, "status", status)
+        _set(self, "headers", headers)
+        _set(self, "body", body)
+        _set(self, "from_cache", from_cache)
 
     @property
     def content_type(self) -> str:

@@ -12,12 +12,12 @@ import json
 import re
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from fitwheel.errors import FitwheelError
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import VARIANTS_JSON_SUFFIX, VariantsJsonFilename
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import canonicalize_name
 
 ACCEPT = (
@@ -32,22 +32,52 @@ class IndexPageError(FitwheelError):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(Frozen):
     """One file on an index page or in a find-links folder."""
 
+    __slots__ = (
+        "filename",
+        "hashes",
+        "metadata_hashes",
+        "origin",
+        "requires_python",
+        "size",
+        "url",
+        "yanked",
+    )
     filename: str
     url: str
-    hashes: Mapping[str, str] = field(default_factory=dict)
-    requires_python: str | None = None
+    hashes: Mapping[str, str]
+    requires_python: str | None
     #: None: not yanked; otherwise the reason ("" when none was given)
-    yanked: str | None = None
+    yanked: str | None
     #: None: no PEP 658 metadata file; otherwise its hashes (possibly empty)
-    metadata_hashes: Mapping[str, str] | None = None
+    metadata_hashes: Mapping[str, str] | None
     #: the page or folder this came from, for messages
-    origin: str = ""
+    origin: str
     #: the file's size in bytes where the page says (PEP 700 ``size``)
-    size: int | None = None
+    size: int | None
+
+    def __init__(
+        self,
+        filename: str,
+        url: str,
+        hashes: Mapping[str, str] | None = None,
+        requires_python: str | None = None,
+        yanked: str | None = None,
+        metadata_hashes: Mapping[str, str] | None = None,
+        origin: str = "",
+        size: int | None = None,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "filename", filename)
+        _set(self, "url", url)
+        _set(self, "hashes", {} if hashes is None else hashes)
+        _set(self, "requires_python", requires_python)
+        _set(self, "yanked", yanked)
+        _set(self, "metadata_hashes", metadata_hashes)
+        _set(self, "origin", origin)
+        _set(self, "size", size)
 
     @property
     def is_wheel(self) -> bool:

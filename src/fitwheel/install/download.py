@@ -18,7 +18,6 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 
@@ -27,6 +26,7 @@ from fitwheel.fs import CACHE_FULL_HINT, CacheLayout, cached_wheel, lock_fd, sto
 from fitwheel.index.auth import redact
 from fitwheel.index.findlinks import local_path
 from fitwheel.integrity import Hashes, HashMismatchError, Verifier
+from fitwheel.variants.frozen import Frozen
 
 if TYPE_CHECKING:
     # the HTTP stack (urllib3, ssl) loads only where something is downloaded
@@ -114,12 +114,20 @@ class _HashingWriter:
             raise _write_error(exc, self.handle.name) from exc
 
 
-@dataclass(frozen=True, slots=True)
-class DownloadItem:
+class DownloadItem(Frozen):
+    __slots__ = ("filename", "hashes", "url")
     filename: str
     url: str
     #: algorithm -> acceptable digests (any one must match); empty: nothing to check
-    hashes: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    hashes: Mapping[str, frozenset[str]]
+
+    def __init__(
+        self, filename: str, url: str, hashes: Mapping[str, frozenset[str]] | None = None
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "filename", filename)
+        _set(self, "url", url)
+        _set(self, "hashes", {} if hashes is None else hashes)
 
     @property
     def known_sha256(self) -> str | None:
@@ -131,14 +139,29 @@ class DownloadItem:
         return Verifier(Hashes.of(self.hashes), where, self.filename)
 
 
-@dataclass(frozen=True, slots=True)
-class Downloaded:
+class Downloaded(Frozen):
+    __slots__ = ("from_cache", "item", "path", "prepared", "sha256")
     item: DownloadItem
     path: Path
     sha256: str
     from_cache: bool
     #: the wheel's files, already being created while it downloaded (for the unpacker)
-    prepared: Precreator | None = None
+    prepared: Precreator | None
+
+    def __init__(
+        self,
+        item: DownloadItem,
+        path: Path,
+        sha256: str,
+        from_cache: bool,
+        prepared: Precreator | None = None,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "item", item)
+        _set(self, "path", path)
+        _set(self, "sha256", sha256)
+        _set(self, "from_cache", from_cache)
+        _set(self, "prepared", prepared)
 
 
 def default_cache_dir() -> Path:

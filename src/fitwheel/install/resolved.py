@@ -126,8 +126,8 @@ def check_metadata(
                 "serves metadata that is not this wheel's; nothing was installed. Report it to "
                 "the index's maintainers."
             )
-    if canonicalize_name(own.name) != canonicalize_name(name) or Version(own.version) != Version(
-        version
+    if canonicalize_name(own.name) != canonicalize_name(name) or (
+        own.version != version and Version(own.version) != Version(version)
     ):
         raise NotAsResolvedError(
             f"{filename}: the wheel's METADATA says {own.name} {own.version}, but it was chosen "
@@ -156,17 +156,20 @@ def _differences(index: CoreMetadata, wheel: CoreMetadata) -> list[str]:
         out.append(f"Name {index.name!r} (resolver) but {wheel.name!r} (wheel)")
     if not _same_version(index.version, wheel.version):
         out.append(f"Version {index.version!r} (resolver) but {wheel.version!r} (wheel)")
-    ours = collections.Counter(_squeeze(r) for r in index.requires_dist)
-    theirs = collections.Counter(_squeeze(r) for r in wheel.requires_dist)
-    if ours != theirs:
-        only_wheel = sorted((theirs - ours).elements())
-        only_index = sorted((ours - theirs).elements())
-        parts = []
-        if only_wheel:
-            parts.append(f"the wheel also requires {', '.join(only_wheel)}")
-        if only_index:
-            parts.append(f"the resolver's metadata also requires {', '.join(only_index)}")
-        out.append("Requires-Dist differs: " + " and ".join(parts))
+    # the same text (as nearly always: the index's metadata file is the wheel's METADATA) is the
+    # same answer without counting
+    if index.requires_dist != wheel.requires_dist:
+        ours = collections.Counter(_squeeze(r) for r in index.requires_dist)
+        theirs = collections.Counter(_squeeze(r) for r in wheel.requires_dist)
+        if ours != theirs:
+            only_wheel = sorted((theirs - ours).elements())
+            only_index = sorted((ours - theirs).elements())
+            parts = []
+            if only_wheel:
+                parts.append(f"the wheel also requires {', '.join(only_wheel)}")
+            if only_index:
+                parts.append(f"the resolver's metadata also requires {', '.join(only_index)}")
+            out.append("Requires-Dist differs: " + " and ".join(parts))
     if not _same_specifier(index.requires_python, wheel.requires_python):
         out.append(
             f"Requires-Python {index.requires_python!r} (resolver) but "
@@ -176,6 +179,8 @@ def _differences(index: CoreMetadata, wheel: CoreMetadata) -> list[str]:
 
 
 def _same_version(a: str | None, b: str | None) -> bool:
+    if a == b:
+        return True
     from packaging.version import InvalidVersion, Version
 
     try:
@@ -185,6 +190,8 @@ def _same_version(a: str | None, b: str | None) -> bool:
 
 
 def _same_specifier(a: str | None, b: str | None) -> bool:
+    if a == b:
+        return True
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     try:

@@ -28,7 +28,6 @@ from fitwheel.index.http import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Session
 from fitwheel.index.httpcache import HttpCache
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
-from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
 from fitwheel.install.precreate import Precreator
 from fitwheel.install.resolved import Resolved
 from fitwheel.install.transaction import environment_lock, interruptible, recover
@@ -43,6 +42,8 @@ from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target
 
 if TYPE_CHECKING:
+    # the installer is loaded where wheels are installed: a --dry-run does without it
+    from fitwheel.install.installer import InstallResult
     from fitwheel.sdist.builder import SourceBuilder
     from fitwheel.torchbackend.routing import Router
     from fitwheel.torchbackend.settings import TorchSettings
@@ -931,6 +932,8 @@ def _resolve_and_install(
             p.downloaded = next(fetched)
         p.sha256 = p.downloaded.sha256
     local = {str(item.wheel_path) for item in user.requirements if item.wheel_path is not None}
+    from fitwheel.install.installer import WheelToInstall, install_wheels
+
     wheels = []
     for p in to_fetch:
         assert p.downloaded is not None
@@ -941,7 +944,9 @@ def _resolve_and_install(
             if direct
             else None
         )
-        origin = sources.origins.get(path.resolve())
+        # a wheel built here from a local source tree or sdist: resolving each path costs a
+        # system call per component, so only where there are such wheels
+        origin = sources.origins.get(path.resolve()) if sources.origins else None
         if origin is not None:
             source_path, key = origin
             direct_url = (

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
@@ -26,6 +25,7 @@ from fitwheel.index.simple import Link
 from fitwheel.resolve.formats import FormatControl
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.filenames import SdistFilename, WheelFilename, is_sdist_filename
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import VariantDescription, VariantInfo
 from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target, order_variants
@@ -35,16 +35,33 @@ class CandidateError(FitwheelError):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(Frozen):
+    __slots__ = ("extras", "link", "name", "variant", "version", "wheel")
     name: NormalizedName
     version: Version
     link: Link
     #: None: a source distribution, built into a wheel when installed
     wheel: WheelFilename | None
     #: None: a non-variant wheel
-    variant: VariantDescription | None = None
-    extras: frozenset[str] = frozenset()
+    variant: VariantDescription | None
+    extras: frozenset[str]
+
+    def __init__(
+        self,
+        name: NormalizedName,
+        version: Version,
+        link: Link,
+        wheel: WheelFilename | None,
+        variant: VariantDescription | None = None,
+        extras: frozenset[str] = frozenset(),
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "name", name)
+        _set(self, "version", version)
+        _set(self, "link", link)
+        _set(self, "wheel", wheel)
+        _set(self, "variant", variant)
+        _set(self, "extras", extras)
 
     @property
     def label(self) -> str | None:

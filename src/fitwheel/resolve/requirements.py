@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName
 
 from fitwheel.errors import FitwheelError
+from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import canonicalize_name
 
 
@@ -26,20 +26,51 @@ class RequirementError(FitwheelError):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class UserRequirement:
+class UserRequirement(Frozen):
+    __slots__ = (
+        "editable",
+        "hashes",
+        "origin",
+        "requirement",
+        "source_path",
+        "variant",
+        "wheel_path",
+    )
     requirement: Requirement
     #: algorithm -> digests pinned with --hash (not part of equality or the hash)
-    hashes: dict[str, frozenset[str]] = field(default_factory=dict, compare=False)
+    hashes: dict[str, frozenset[str]]
     #: a local wheel file given directly
-    wheel_path: Path | None = None
-    origin: str = "command line"
+    wheel_path: Path | None
+    origin: str
     #: ``--variant=LABEL``: install this variant (not part of equality or the hash)
-    variant: str | None = field(default=None, compare=False)
+    variant: str | None
     #: a local source tree or sdist file given directly (built into ``wheel_path``)
-    source_path: Path | None = None
+    source_path: Path | None
     #: ``-e``: installed in editable mode (PEP 660)
-    editable: bool = False
+    editable: bool
+
+    def __init__(
+        self,
+        requirement: Requirement,
+        hashes: dict[str, frozenset[str]] | None = None,
+        wheel_path: Path | None = None,
+        origin: str = "command line",
+        variant: str | None = None,
+        source_path: Path | None = None,
+        editable: bool = False,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "requirement", requirement)
+        _set(self, "hashes", {} if hashes is None else hashes)
+        _set(self, "wheel_path", wheel_path)
+        _set(self, "origin", origin)
+        _set(self, "variant", variant)
+        _set(self, "source_path", source_path)
+        _set(self, "editable", editable)
+
+    def _values(self) -> tuple[object, ...]:
+        # the pinned hashes and the variant are not part of equality or the hash
+        return (self.requirement, self.wheel_path, self.origin, self.source_path, self.editable)
 
     @property
     def name(self) -> NormalizedName:

@@ -13,9 +13,8 @@ throughout, a valid Name and Version.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from fitwheel.errors import InvalidWheelError
+from fitwheel.variants.frozen import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,27 +37,67 @@ class InvalidMetadataError(InvalidWheelError):
     """A METADATA or WHEEL file that cannot be read; ``path`` names the file."""
 
 
-@dataclass(frozen=True, slots=True)
-class CoreMetadata:
+class CoreMetadata(Frozen):
     """The core metadata fields that resolving, installing and publishing use."""
 
+    __slots__ = (
+        "metadata_version",
+        "name",
+        "provides_extra",
+        "requires_dist",
+        "requires_python",
+        "summary",
+        "version",
+    )
     name: str | None
     version: str | None
-    requires_dist: tuple[str, ...] = ()
-    requires_python: str | None = None
-    provides_extra: tuple[str, ...] = ()
-    summary: str | None = None
-    metadata_version: str | None = None
+    requires_dist: tuple[str, ...]
+    requires_python: str | None
+    provides_extra: tuple[str, ...]
+    summary: str | None
+    metadata_version: str | None
+
+    def __init__(
+        self,
+        name: str | None,
+        version: str | None,
+        requires_dist: tuple[str, ...] = (),
+        requires_python: str | None = None,
+        provides_extra: tuple[str, ...] = (),
+        summary: str | None = None,
+        metadata_version: str | None = None,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "name", name)
+        _set(self, "version", version)
+        _set(self, "requires_dist", requires_dist)
+        _set(self, "requires_python", requires_python)
+        _set(self, "provides_extra", provides_extra)
+        _set(self, "summary", summary)
+        _set(self, "metadata_version", metadata_version)
 
 
-@dataclass(frozen=True, slots=True)
-class WheelInfo:
+class WheelInfo(Frozen):
     """A ``WHEEL`` file: ``wheel_version`` None when the file does not say."""
 
+    __slots__ = ("generator", "root_is_purelib", "tags", "wheel_version")
     wheel_version: str | None
     root_is_purelib: bool
-    tags: tuple[str, ...] = ()
-    generator: str | None = None
+    tags: tuple[str, ...]
+    generator: str | None
+
+    def __init__(
+        self,
+        wheel_version: str | None,
+        root_is_purelib: bool,
+        tags: tuple[str, ...] = (),
+        generator: str | None = None,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "wheel_version", wheel_version)
+        _set(self, "root_is_purelib", root_is_purelib)
+        _set(self, "tags", tags)
+        _set(self, "generator", generator)
 
     def check_installable(self, source: str) -> None:
         """Refuse a wheel whose format version this installer does not know (only 1.x)."""
