@@ -441,10 +441,16 @@ class locked:
         self.fd = -1
 
     def __enter__(self) -> bool:
-        folder = os.path.dirname(self.path)
-        if folder:
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(self.path, flags, 0o666)
+        except FileNotFoundError:
+            # its folder is missing: made once, then the lock file
+            folder = os.path.dirname(self.path)
+            if not folder:
+                raise
             os.makedirs(folder, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+            fd = os.open(self.path, flags, 0o666)
         try:
             held = lock_fd(fd, wait=self.wait, on_wait=self.on_wait, shared=self.shared)
         except BaseException:

@@ -1,5 +1,6 @@
 """The cached-wheel install plan: layout, RECORD lines, scripts, entry points, overlaps."""
 
+import configparser
 import csv
 import io
 import json
@@ -8,7 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fitwheel.install.linked import LinkPlanError, entry_point_scripts, launcher, shebang
+from fitwheel.install.linked import (
+    LinkPlanError,
+    _plain_sections,
+    entry_point_scripts,
+    entry_point_sections,
+    launcher,
+    shebang,
+)
 from fitwheel.install.transaction import LinkGroup, _without_overlaps
 from fitwheel.install.unpacked import CachedLayout, CachedMember, UnpackError, layout
 from fitwheel.wheel.record import record_line
@@ -31,8 +39,12 @@ def _layout(members: list[CachedMember], wheel_text: str) -> CachedLayout:
     "broken",
     [
         {"version": 3},
-        {"root_files": "a\nb"},
+        {"version": 4},
+        {"root_files": ["a", "b"]},
         {"data_members": [["x", "yes", "h", 1]]},
+        {"sizes": [["pkg", "__init__.py\0m.py", [1]]]},
+        {"sizes": [["pkg", ["__init__.py"], [1]]]},
+        {"read_hashes": {"RECORD": "h"}},
         {"root_is_purelib": "true"},
     ],
 )
@@ -66,6 +78,14 @@ def test_layout_splits_root_files_data_members_and_skipped_bytecode() -> None:
     assert all(dirs.index(d.rpartition("/")[0]) < dirs.index(d) for d in dirs if "/" in d)
     assert out.skipped == ["pkg/__pycache__/m.cpython-311.pyc"]
     assert out.data_members == [("pkg-1.0.data/scripts/tool", True, "h4", 4)]
+    # every member is size-checked, by folder; the .dist-info files read are hashed
+    checked = {
+        f"{d}/{n}" if d else n: z
+        for d, names, sizes in out.sizes
+        for n, z in zip(names, sizes, strict=True)
+    }
+    assert checked == {m.name: m.size for m in members}
+    assert out.read_hashes == {"METADATA": "h5"}
     rows = list(csv.reader(io.StringIO(out.root_record)))
     assert CachedLayout.from_json(json.loads(json.dumps(out.to_json()))) == out
     assert rows[0] == ["pkg/__init__.py", "sha256=h1", "1"]
@@ -107,6 +127,132 @@ def test_entry_points_are_parsed_and_checked() -> None:
         entry_point_scripts("[console_scripts]\nfw = pkg\n", "e.txt")
     with pytest.raises(LinkPlanError, match="cannot be parsed"):
         entry_point_scripts("console_scripts\nfw = pkg:main\n", "e.txt")
+
+
+def _configparser_sections(text: str) -> dict[str, dict[str, str]] | None:
+    """What configparser itself reads from ``text`` (None: it refuses it)."""
+    parser = configparser.ConfigParser(delimiters="=", interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    return {name: dict(parser.items(name)) for name in parser.sections()}
+
+
+AWKWARD = [
+    "",
+    "\n\n",
+    "[console_scripts]\nfw = pkg.cli:main\n",
+    "[console_scripts]\r\nfw=pkg.cli:main\r\n\r\n[gui_scripts]\r\ng = a.b:c [extra, more]\r\n",
+    "[console_scripts]\nfw = pkg.cli:main\n  continued\n",
+    "[console_scripts]\nfw = pkg.cli:main\n\n  after.a.blank:line\n",
+    "[console_scripts]\n  indented = pkg:main\n",
+    "  [console_scripts]\nfw = pkg:main\n",
+    "[console_scripts]\nfw = a:b\nfw = c:d\n",
+    "[console_scripts]\nfw = a:b\n[console_scripts]\ng = c:d\n",
+    "[DEFAULT]\nshared = x:y\n[console_scripts]\nfw = a:b\n",
+    "fw = a:b\n[console_scripts]\n",
+    "[console_scripts]\n# fw = a:b\n; g = c:d\n   # indented comment\nh = e:f # not a comment\n",
+    "[console_scripts]\nfw = a:b\rg = c:d\n",
+    "\ufeff[console_scripts]\nfw = a:b\n",
+    "[console_scripts] trailing\nfw = a:b\n",
+    "[a]]\nx = y\n",
+    "[console_scripts]\nfw : a:b\n",
+    "[console_scripts]\nfw\n",
+    "[console_scripts]\nfw =\ng =   \t\n",
+    "[console_scripts]\nFW = a:b\nfw = c:d\n",
+    "[console_scripts]\nfw = a = b\n",
+    "[console_scripts]\nfw = a:b\x0c\n",
+    "[console_scripts]\nfw = a:b\u2028g = c:d\n",
+    "[console_scripts]\n\x85\nfw = a:b\n",
+    "[c]\nx = a\t \tb\n",
+]
+
+
+@pytest.mark.parametrize("text", AWKWARD)
+def test_entry_points_read_as_configparser_reads_them(text: str) -> None:
+    expected = _configparser_sections(text)
+    if expected is None:
+        with pytest.raises(LinkPlanError, match="cannot be parsed"):
+            entry_point_sections(text, "e.txt")
+    else:
+        assert entry_point_sections(text, "e.txt") == expected
+    # what the plain reader takes, it takes as configparser does
+    plain = _plain_sections(text)
+    assert plain is None or plain == expected
+
+
+_PIECES = st.lists(
+    st.sampled_from(
+        [
+            "[",
+            "]",
+            "=",
+            " ",
+            "\t",
+            "\n",
+            "\r",
+            "#",
+            ";",
+            ":",
+            ".",
+            ",",
+            "a",
+            "b",
+            "DEFAULT",
+            "console_scripts",
+            "\x0c",
+            "\x85",
+            "\ufeff",
+            "é",
+            "-",
+            "_",
+            "0",
+        ]
+    ),
+    max_size=40,
+).map("".join)
+_LINES = st.lists(
+    st.sampled_from(
+        [
+            "[console_scripts]",
+            "[gui_scripts]",
+            "[a.b]",
+            "[DEFAULT]",
+            "x = a:b",
+            "x=a:b",
+            "y = c.d:e [f]",
+            "Y = c",
+            "  z = q:r",
+            "",
+            "  ",
+            "# c",
+            "; c",
+            "x = a:b ",
+            "\tcont",
+            "x =",
+            "w = a:b\r",
+            "[ a ]",
+            "v = a = b",
+        ]
+    ),
+    max_size=12,
+).flatmap(lambda lines: st.sampled_from(["\n", "\r\n"]).map(lambda end: end.join(lines)))
+
+
+@given(st.one_of(_PIECES, _LINES))
+def test_the_plain_reader_agrees_with_configparser(text: str) -> None:
+    plain = _plain_sections(text)
+    assert plain is None or plain == _configparser_sections(text)
+
+
+def test_the_plain_reader_takes_the_usual_files() -> None:
+    text = (
+        "[console_scripts]\nfw = pkg.cli:main\nfw-gui = pkg.gui:run [gui]\n\n"
+        "[pkg.plugins]\nfirst = pkg.plugins.first:Plugin\n"
+    )
+    assert _plain_sections(text) == _configparser_sections(text)
 
 
 def test_launchers_name_the_interpreter_even_with_spaces() -> None:

@@ -120,7 +120,9 @@ class InstallResult:
 
 def _headers_scheme(env: TargetEnvironment, name: str) -> str:
     major, minor, _ = env.version
-    return str(env.prefix / "include" / "site" / f"python{major}.{minor}" / canonicalize_name(name))
+    return os.path.join(
+        env.prefix, "include", "site", f"python{major}.{minor}", canonicalize_name(name)
+    )
 
 
 def install_wheels(

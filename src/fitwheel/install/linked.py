@@ -76,9 +76,45 @@ def launcher(interpreter: str, module: str, attr: str) -> bytes:
     return shebang(interpreter) + body.encode()
 
 
-def entry_point_scripts(text: str, source: str) -> list[tuple[str, str, str]]:
-    """(script name, module, attribute) for each console and GUI script of an
-    ``entry_points.txt``."""
+#: a line of an entry-points file in its plainest form, unindented: a ``[section]`` header, or
+#: ``name = value`` with ASCII words and the punctuation of an object reference
+_PLAIN_LINE = re.compile(
+    r"\[(?P<section>[\w.\-]+)\][ \t\r]*"
+    r"|(?P<key>[\w.\-]+)[ \t]*=[ \t]*(?P<value>(?:[\w.:\[\],\-]+[ \t]+)*[\w.:\[\],\-]+)?[ \t\r]*",
+    re.ASCII,
+)
+
+
+def _plain_sections(text: str) -> dict[str, dict[str, str]] | None:
+    """The sections of an entry-points file whose every line is blank, a comment or
+    :data:`_PLAIN_LINE` (as good as every one), read the way ``configparser`` reads them; None
+    for anything else (a continued value, a duplicate, ``[DEFAULT]``, other characters), which
+    ``configparser`` itself reads. Lines end at ``\\n`` only, as ``configparser`` splits them."""
+    sections: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    match = _PLAIN_LINE.fullmatch
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#;":
+            continue  # a blank line ends no value here: no value is continued
+        found = match(line)
+        if found is None:
+            return None
+        section, key, value = found.group("section", "key", "value")
+        if section is not None:
+            if section in sections or section == "DEFAULT":
+                return None
+            current = sections[section] = {}
+        elif current is None or key in current:
+            return None
+        else:
+            current[key] = value or ""
+    return sections
+
+
+def _ini_sections(text: str, source: str) -> dict[str, dict[str, str]]:
+    """The sections of an entry-points file as ``configparser`` reads it (the format the
+    entry-points specification names)."""
     import configparser
 
     parser = configparser.ConfigParser(delimiters="=", interpolation=None)
@@ -87,11 +123,22 @@ def entry_point_scripts(text: str, source: str) -> list[tuple[str, str, str]]:
         parser.read_string(text, source)
     except configparser.Error as exc:
         raise LinkPlanError(f"{source} cannot be parsed: {exc}") from exc
+    return {name: dict(parser.items(name)) for name in parser.sections()}
+
+
+def entry_point_sections(text: str, source: str) -> dict[str, dict[str, str]]:
+    """Each section of an ``entry_points.txt`` with its entries, in order."""
+    plain = _plain_sections(text)
+    return _ini_sections(text, source) if plain is None else plain
+
+
+def entry_point_scripts(text: str, source: str) -> list[tuple[str, str, str]]:
+    """(script name, module, attribute) for each console and GUI script of an
+    ``entry_points.txt``."""
+    sections = entry_point_sections(text, source)
     scripts = []
     for section in ("console_scripts", "gui_scripts"):
-        if not parser.has_section(section):
-            continue
-        for name, value in parser.items(section):
+        for name, value in sections.get(section, {}).items():
             match = _ENTRY_POINT.match(value)
             if not _SCRIPT_NAME.fullmatch(name) or name in (".", "..") or match is None:
                 raise LinkPlanError(f"{source}: the script entry {name} = {value} is not valid.")
@@ -107,6 +154,10 @@ def _parents(path: str) -> list[str]:
     """The folders above a relative ``/``-separated path, parents first."""
     parts = path.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+#: a scheme folder made absolute (once: every wheel of an install shares most of them)
+_absolute = functools.lru_cache(maxsize=256)(os.path.abspath)
 
 
 @functools.lru_cache(maxsize=256)
@@ -128,13 +179,16 @@ def plan_cached_wheel(
     plan = CachedWheelPlan()
     manifest = unpacked.manifest
     root = "purelib" if manifest.root_is_purelib else "platlib"
-    bases = {name: os.path.abspath(folder) for name, folder in scheme.items()}
+    bases = {name: _absolute(folder) for name, folder in scheme.items()}
     missing = [name for name in SCHEMES if name not in bases]
     if missing:
         raise LinkPlanError(f"the install scheme has no {', '.join(missing)} folder.")
     root_base = bases[root]
-    # RECORD paths are relative to the root scheme's folder, '/'-separated
-    prefixes = {name: _record_prefix(base, root_base) for name, base in bases.items()}
+
+    def prefix(name: str) -> str:
+        # RECORD paths are relative to the root scheme's folder, '/'-separated
+        return _record_prefix(bases[name], root_base)
+
     dist_info = unpacked.dist_info_dir
     files = os.path.join(unpacked.folder, "files") + os.sep
     plan.skipped = list(manifest.skipped)
@@ -161,7 +215,7 @@ def plan_cached_wheel(
                 content = shebang(interpreter) + rest
             plan.written.append((os.path.join(bases[target], sub), content, True))
             record.append(
-                record_line(prefixes[target] + sub, "sha256=" + _digest(content), len(content))
+                record_line(prefix(target) + sub, "sha256=" + _digest(content), len(content))
             )
             continue
         group = by_scheme.get(target)
@@ -172,7 +226,7 @@ def plan_cached_wheel(
             plan.groups.append(group)
         group.names.append(sub)
         group.dirs.extend(d for d in _parents(sub) if d not in group.dirs)
-        record.append(record_line(prefixes[target] + sub, "sha256=" + digest, size))
+        record.append(record_line(prefix(target) + sub, "sha256=" + digest, size))
     entry_points = unpacked.checked.get("entry_points.txt")
     if entry_points is not None:
         try:
@@ -183,9 +237,7 @@ def plan_cached_wheel(
             content = launcher(interpreter, module, attr)
             plan.written.append((os.path.join(bases["scripts"], script), content, True))
             record.append(
-                record_line(
-                    prefixes["scripts"] + script, "sha256=" + _digest(content), len(content)
-                )
+                record_line(prefix("scripts") + script, "sha256=" + _digest(content), len(content))
             )
     for filename, content in extra_metadata.items():
         plan.written.append((os.path.join(root_base, dist_info, filename), content, False))

@@ -53,6 +53,8 @@ from fitwheel.errors import FitwheelError
 from fitwheel.fs import atomic_write, link_or_copy, locked
 
 STATE_DIR = ".fitwheel"
+#: how a staged file is created: a new file only, not inherited by child processes
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 JOURNAL = "journal.json"
 COMMITTED = "committed"
 
@@ -183,6 +185,7 @@ class Transaction:
         #: undo of their own: their folders are removed whole)
         self._journal_linked: list[tuple[str, str | None]] = []
         self._written = 0
+        self._written_folder: str | None = None
         self.folder = state_dir(self.prefix) / f"txn-{os.urandom(6).hex()}"
         (self.folder / "stage").mkdir(parents=True)
 
@@ -193,14 +196,20 @@ class Transaction:
     def stage_bytes(self, content: bytes, *, executable: bool = False) -> str:
         """Write ``content`` to a new file in the staging folder; returns its path."""
         self._written += 1
-        folder = self.folder / "stage" / "written"
-        if self._written == 1:
-            folder.mkdir()
-        path = os.path.join(folder, str(self._written))
-        with open(path, "wb") as handle:
-            handle.write(content)
-        if executable:
-            os.chmod(path, 0o755)
+        folder = self._written_folder
+        if folder is None:
+            folder = self._written_folder = os.path.join(self.folder, "stage", "written")
+            os.mkdir(folder)
+        path = f"{folder}{os.sep}{self._written}"
+        fd = os.open(path, _NEW_FILE, 0o666)
+        try:
+            view = memoryview(content)
+            while view:
+                view = view[os.write(fd, view) :]
+            if executable:
+                os.fchmod(fd, 0o755)
+        finally:
+            os.close(fd)
         return path
 
     def plan(
@@ -508,10 +517,15 @@ def _missing_dirs(is_dir: Mapping[str, bool]) -> list[str]:
 def _without_overlaps(placed: Mapping[str, str], groups: Sequence[LinkGroup]) -> list[LinkGroup]:
     """``groups`` without the names that a staged file or a later group also provides."""
     taken: dict[str, set[str]] = {}  # dst -> names that later groups link there
+    staged: dict[str, set[str]] = {}  # dst -> names that staged files take there
     out: list[LinkGroup] = []
     for group in reversed(groups):
         dst = group.dst
-        drop = {final[len(dst) :] for final in placed if final.startswith(dst)}
+        below = staged.get(dst)
+        if below is None:
+            # most groups of an install share a folder (site-packages): worked out once each
+            below = staged[dst] = {final[len(dst) :] for final in placed if final.startswith(dst)}
+        drop = set(below)
         later = taken.get(dst)
         names = group.names
         if drop and not later:

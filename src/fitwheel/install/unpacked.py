@@ -6,15 +6,17 @@ Each wheel (by sha256) is unpacked once into ``{root}/{sha[:2]}/{sha}/`` by
 the files lie a list of every member (:class:`CachedMember`: name, executable, sha256 in RECORD's
 urlsafe base64, size) and a manifest with the install layout worked out once
 (:class:`CachedLayout`: the files that go to the root scheme folder, the folders they need,
-their RECORD lines, and the members of the ``.data`` folders). Installing from the cache
-then reads one small file and loops over nothing in Python that the kernel does not do anyway.
+their RECORD lines, the members of the ``.data`` folders, every member's size by folder and the
+hashes of the ``.dist-info`` files read). Installing from the cache then reads that one file
+and loops over nothing in Python that the kernel does not do anyway.
 
-Every install checks each file's size first, which catches a truncated file or one edited in
-place through a hard link, and hashes the few ``.dist-info`` files that installing reads itself
-(:data:`READ_DIST_INFO`: the METADATA checked against what was resolved, the entry points its
-scripts are made from); :class:`UnpackedCache` with ``verify=True`` (``install
---force-reinstall``) hashes every file too. A damaged entry is unpacked afresh and replaced with
-one rename, never under another process that links from it (see :class:`UnpackedCache`).
+Every install checks each file's size first (from the manifest), which catches a truncated file
+or one edited in place through a hard link, and hashes the few ``.dist-info`` files that
+installing reads itself (:data:`READ_DIST_INFO`: the METADATA checked against what was resolved,
+the entry points its scripts are made from); :class:`UnpackedCache` with ``verify=True``
+(``install --force-reinstall``) hashes every file of the member list too. A damaged entry is
+unpacked afresh and replaced with one rename, never under another process that links from it
+(see :class:`UnpackedCache`).
 :mod:`fitwheel.install.linked` turns that manifest into an install plan whose files the
 transaction hard-links (or copies) into place.
 
@@ -44,7 +46,9 @@ if TYPE_CHECKING:
 
 MANIFEST = "fitwheel-unpacked.json"
 MEMBERS = "fitwheel-members.json"
-MANIFEST_VERSION = 4
+MANIFEST_VERSION = 5
+#: joins the names of a list in the manifest into one JSON string (no path holds it)
+_SEP = "\0"
 
 
 #: the ``.dist-info`` files that installing from the cache reads itself (the rest are only
@@ -88,17 +92,25 @@ def _is_str_list(value: object) -> bool:
 
 class CachedLayout(Frozen):
     """The install layout of an unpacked wheel, independent of the target environment: what
-    :mod:`fitwheel.install.linked` needs to plan an install without looking at the members."""
+    :mod:`fitwheel.install.linked` needs to plan an install without looking at the members,
+    and what taking the entry checks (:attr:`sizes`, :attr:`read_hashes`) without reading the
+    member list.
+
+    In the manifest file, lists of names are kept joined into one string each: a wheel may
+    have tens of thousands of files, and one long JSON string reads many times faster than as
+    many short ones."""
 
     __slots__ = (
         "data_dir",
         "data_members",
         "dist_info_dir",
         "distribution",
+        "read_hashes",
         "root_dirs",
         "root_files",
         "root_is_purelib",
         "root_record",
+        "sizes",
         "skipped",
         "wheel_version",
     )
@@ -115,6 +127,11 @@ class CachedLayout(Frozen):
     data_members: list[CachedMember]
     #: members left out (byte-code shipped inside the wheel)
     skipped: list[str]
+    #: every member by folder: (folder, its members' names in it, their sizes), for the size
+    #: check of each use (one ``stat`` per file, relative to its folder)
+    sizes: list[tuple[str, list[str], list[int]]]
+    #: the sha256 (RECORD's urlsafe base64) of each file of :data:`READ_DIST_INFO` it has
+    read_hashes: dict[str, str]
 
     def __init__(
         self,
@@ -129,6 +146,8 @@ class CachedLayout(Frozen):
         root_record: str,
         data_members: list[CachedMember],
         skipped: list[str],
+        sizes: list[tuple[str, list[str], list[int]]],
+        read_hashes: dict[str, str],
     ) -> None:
         _set = object.__setattr__
         _set(self, "distribution", distribution)
@@ -141,6 +160,8 @@ class CachedLayout(Frozen):
         _set(self, "root_record", root_record)
         _set(self, "data_members", data_members)
         _set(self, "skipped", skipped)
+        _set(self, "sizes", sizes)
+        _set(self, "read_hashes", read_hashes)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,11 +171,13 @@ class CachedLayout(Frozen):
             "dist_info_dir": self.dist_info_dir,
             "data_dir": self.data_dir,
             "root_is_purelib": self.root_is_purelib,
-            "root_files": self.root_files,
-            "root_dirs": self.root_dirs,
+            "root_files": _SEP.join(self.root_files),
+            "root_dirs": _SEP.join(self.root_dirs),
             "root_record": self.root_record,
             "data_members": [list(m) for m in self.data_members],
             "skipped": self.skipped,
+            "sizes": [[folder, _SEP.join(names), sizes] for folder, names, sizes in self.sizes],
+            "read_hashes": self.read_hashes,
         }
 
     @classmethod
@@ -163,15 +186,28 @@ class CachedLayout(Frozen):
         cache miss: the wheel is unpacked again)."""
         if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
             return None
-        texts = ("distribution", "wheel_version", "dist_info_dir", "data_dir", "root_record")
+        texts = (
+            "distribution",
+            "wheel_version",
+            "dist_info_dir",
+            "data_dir",
+            "root_record",
+            "root_files",
+            "root_dirs",
+        )
         if not all(isinstance(data.get(key), str) for key in texts):
             return None
         if not isinstance(data.get("root_is_purelib"), bool):
             return None
-        lists = ("root_files", "root_dirs", "skipped")
-        if not all(_is_str_list(data.get(key)) for key in lists):
+        if not _is_str_list(data.get("skipped")):
             return None
         if not _is_member_list(data.get("data_members")):
+            return None
+        sizes = _sizes_of(data.get("sizes"))
+        hashes = data.get("read_hashes")
+        if sizes is None or not isinstance(hashes, dict):
+            return None
+        if not all(key in READ_DIST_INFO and isinstance(v, str) for key, v in hashes.items()):
             return None
         return cls(
             distribution=data["distribution"],
@@ -179,12 +215,40 @@ class CachedLayout(Frozen):
             dist_info_dir=data["dist_info_dir"],
             data_dir=data["data_dir"],
             root_is_purelib=data["root_is_purelib"],
-            root_files=data["root_files"],
-            root_dirs=data["root_dirs"],
+            root_files=_split(data["root_files"]),
+            root_dirs=_split(data["root_dirs"]),
             root_record=data["root_record"],
             data_members=[CachedMember(*row) for row in data["data_members"]],
             skipped=data["skipped"],
+            sizes=sizes,
+            read_hashes=hashes,
         )
+
+
+def _split(joined: str) -> list[str]:
+    return joined.split(_SEP) if joined else []
+
+
+def _sizes_of(value: object) -> list[tuple[str, list[str], list[int]]] | None:
+    """The size table of a manifest, or None when it is not one. The sizes themselves are only
+    compared (a value that is no size fails the check)."""
+    if not isinstance(value, list):
+        return None
+    table = []
+    for row in value:
+        if not (
+            isinstance(row, list)
+            and len(row) == 3
+            and isinstance(row[0], str)
+            and isinstance(row[1], str)
+            and isinstance(row[2], list)
+        ):
+            return None
+        names = _split(row[1])
+        if len(names) != len(row[2]):
+            return None
+        table.append((row[0], names, row[2]))
+    return table
 
 
 def layout(
@@ -211,8 +275,20 @@ def layout(
     dirs: set[str] = set()
     data: list[CachedMember] = []
     skipped: list[str] = []
+    by_folder: dict[str, tuple[list[str], list[int]]] = {}
+    read = {f"{dist_info}/{name}": name for name in READ_DIST_INFO}
+    hashes: dict[str, str] = {}
     for member in members:
         name = member.name
+        folder, _, base = name.rpartition("/")
+        known = by_folder.get(folder)
+        if known is None:
+            known = by_folder[folder] = ([], [])
+        known[0].append(base)
+        known[1].append(member.size)
+        short = read.get(name)
+        if short is not None:
+            hashes[short] = member.sha256
         if name == record_path:
             continue
         if "__pycache__/" in name and "__pycache__" in name.split("/")[:-1]:
@@ -239,6 +315,8 @@ def layout(
         root_record="".join(record),
         data_members=data,
         skipped=skipped,
+        sizes=[(folder, names, sizes) for folder, (names, sizes) in by_folder.items()],
+        read_hashes=hashes,
     )
 
 
@@ -263,10 +341,10 @@ class UnpackedCache:
         self._guard = threading.Lock()
 
     def folder(self, sha256: str) -> Path:
-        return self.root / sha256[:2] / sha256
+        return Path(f"{self.root}{os.sep}{sha256[:2]}{os.sep}{sha256}")
 
     def lock_path(self, sha256: str) -> Path:
-        return self.root / sha256[:2] / f"{sha256}.lock"
+        return Path(f"{self.root}{os.sep}{sha256[:2]}{os.sep}{sha256}.lock")
 
     def has(self, sha256: str) -> bool:
         return (self.folder(sha256) / MANIFEST).is_file()
@@ -309,7 +387,8 @@ class UnpackedCache:
         lock = locked(self.lock_path(sha256), shared=True)
         lock.__enter__()
         with contextlib.suppress(OSError):
-            os.utime(lock.path)  # when it was last used (``fitwheel cache prune``)
+            # when it was last used (``fitwheel cache prune``)
+            os.utime(lock.fd if os.utime in os.supports_fd else lock.path)
         try:
             unpacked = self._load(folder)
             if unpacked is None:
@@ -405,71 +484,70 @@ class UnpackedCache:
         of :data:`READ_DIST_INFO` whose content does not hash to its member's; with ``verify``,
         any file whose content does not."""
         try:
-            data = CachedLayout.from_json(json.loads((folder / MANIFEST).read_text()))
+            with open(os.path.join(folder, MANIFEST), "rb") as handle:
+                data = CachedLayout.from_json(json.loads(handle.read()))
         except (OSError, ValueError):
             return None
-        if data is None:
-            return None
+        if data is None or "METADATA" not in data.read_hashes:
+            return None  # every wheel has a METADATA: the manifest is damaged
         if not self.verify:
             # the install path: one stat per file, no more Python per member than that
-            rows = _sized_rows(folder)
+            if not _sizes_match(folder, data.sizes):
+                return None
         else:
             try:
                 members = _read_members(folder)
             except (OSError, ValueError):
                 return None
-            rows = members if check_members(folder, members, hashes=True) is None else None
-        if rows is None:
-            return None
-        read = _read_dist_info(folder, data.dist_info_dir, rows)
+            if check_members(folder, members, hashes=True) is not None:
+                return None
+        read = _read_dist_info(folder, data.dist_info_dir, data.read_hashes)
         return None if read is None else UnpackedWheel(folder, data, read)
 
 
-def _sized_rows(folder: Path) -> list[Any] | None:
-    """The entry's member rows when every member file is there with its size, else None (a
-    member list that is not a list of rows counts as damaged).
+#: how a folder of an entry is opened for the size check
+_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
-    One thread: the loop is a stat per file with little Python around it, and threads only
-    add their hand-overs of the interpreter lock to it."""
+
+def _sizes_match(folder: Path, table: Sequence[tuple[str, list[str], list[int]]]) -> bool:
+    """Whether every member file of the entry ``folder`` is there with its size (``table``:
+    :attr:`CachedLayout.sizes`).
+
+    Each file is looked up relative to its open folder where the platform allows it: the kernel
+    then walks one name per file instead of the whole path into the cache. One thread: the
+    loop is a stat per file with little Python around it, and threads only add their
+    hand-overs of the interpreter lock to it."""
     base = os.path.join(folder, "files") + os.sep
+    stat = os.stat
     try:
-        with open(os.path.join(folder, MEMBERS), "rb") as handle:
-            rows = json.loads(handle.read())
-        if not isinstance(rows, list):
-            return None
-        paths = [base + row[0] for row in rows]
-        sizes = [row[3] for row in rows]
-        if [found.st_size for found in map(os.stat, paths)] != sizes:
-            return None
-    except (OSError, ValueError, TypeError, IndexError, KeyError):
-        return None
-    return rows
+        if stat not in os.supports_dir_fd:
+            return all(
+                [stat(f"{base}{sub}/{n}" if sub else base + n).st_size for n in names] == sizes
+                for sub, names, sizes in table
+            )
+        for sub, names, sizes in table:
+            fd = os.open(base + sub if sub else base, _FOLDER)
+            try:
+                if [stat(n, dir_fd=fd).st_size for n in names] != sizes:
+                    return False
+            finally:
+                os.close(fd)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _read_dist_info(
-    folder: Path, dist_info: str, rows: Sequence[Sequence[Any]] | None
+    folder: Path, dist_info: str, hashes: dict[str, str] | None
 ) -> dict[str, bytes | None] | None:
     """The files of :data:`READ_DIST_INFO` the entry has, by name (None for one over
-    :data:`TEXT_LIMIT`); None when one of them does not hash to its row of ``rows`` (the member
-    list) or cannot be read. ``rows`` None: a fresh entry, whose members were checked as they
-    were written."""
+    :data:`TEXT_LIMIT`); None when one of them does not hash to its digest in ``hashes`` (the
+    manifest's) or cannot be read. ``hashes`` None: a fresh entry, whose members were checked
+    as they were written."""
     import hashlib
 
     base = os.path.join(folder, "files", dist_info) + os.sep
-    if rows is None:
-        wanted = {name: "" for name in READ_DIST_INFO}
-    else:
-        names = {f"{dist_info}/{name}": name for name in READ_DIST_INFO}
-        wanted = {}
-        try:
-            for row in rows:
-                short = names.get(row[0])
-                if short is not None:
-                    wanted[short] = row[2]
-        except (TypeError, IndexError, KeyError):
-            return None
-        if "METADATA" not in wanted:
-            return None  # every wheel has one: the member list is damaged
+    wanted = dict.fromkeys(READ_DIST_INFO, "") if hashes is None else hashes
     read: dict[str, bytes | None] = {}
     for name, digest in wanted.items():
         try:
@@ -479,12 +557,12 @@ def _read_dist_info(
             with open(base + name, "rb") as handle:
                 content = handle.read()
         except FileNotFoundError:
-            if rows is None:
+            if hashes is None:
                 continue
             return None
         except OSError:
             return None
-        if rows is not None and b64(hashlib.sha256(content).digest()) != digest:
+        if hashes is not None and b64(hashlib.sha256(content).digest()) != digest:
             return None
         read[name] = content
     return read
