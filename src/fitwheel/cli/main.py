@@ -164,7 +164,13 @@ def entry() -> None:
     import gc
 
     gc.set_threshold(50_000, 20, 20)
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        # Ctrl-C before the command's own handling began (while its modules load): said as
+        # an interrupt, never as a traceback
+        print("fitwheel: interrupted", file=sys.stderr)
+        code = 130
     try:
         sys.stdout.flush()
         sys.stderr.flush()
