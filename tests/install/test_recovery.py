@@ -122,7 +122,11 @@ def test_sigterm_at_random_points_of_an_install_cleans_up(venv: Path, tmp_path: 
         outcomes.add(proc.returncode)
         assert proc.returncode in (0, 130, -signum), err
         assert "Traceback" not in err
-        assert not list(state_dir(venv).glob("txn-*")), "the process cleaned up itself"
+        left = list(state_dir(venv).glob("txn-*"))
+        assert not left, (
+            f"the process did not clean up after signal {signum} (exit {proc.returncode}): "
+            f"{[sorted(os.listdir(t)) for t in left]}; stderr: {err[-1500:]}"
+        )
         state = _view(venv)
         if proc.returncode == 0 or state != before:
             # it finished: put the old version back for the next round

@@ -29,6 +29,7 @@ from fitwheel.install.transaction import (
     LinkGroup,
     Operation,
     Transaction,
+    deferred,
     environment_lock,
     interruptible,
     recover,
@@ -150,7 +151,8 @@ def install_wheels(
     ):
         notes = recover(env.prefix, env.scheme.values())
         numbers = itertools.count()
-        txn = Transaction(env.prefix, link_mode=link_mode)
+        with deferred():  # a signal waits until the transaction is held (and abandoned)
+            txn = Transaction(env.prefix, link_mode=link_mode)
         try:
             # final path -> staged file (a later wheel's replaces an earlier one's), and trees
             # of cached files to link (where a staged file or a later tree has the same path,

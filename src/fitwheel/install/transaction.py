@@ -187,7 +187,11 @@ class Transaction:
         self._written = 0
         self._written_folder: str | None = None
         self.folder = state_dir(self.prefix) / f"txn-{os.urandom(6).hex()}"
-        (self.folder / "stage").mkdir(parents=True)
+        # a signal between making the folder and handing the transaction back would leave the
+        # folder with nobody to remove it: it waits (make the transaction under deferred() too,
+        # so that it waits until the caller holds it)
+        with deferred():
+            (self.folder / "stage").mkdir(parents=True)
 
     @property
     def stage_root(self) -> Path:

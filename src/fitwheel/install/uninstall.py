@@ -120,7 +120,7 @@ def uninstall(
     not installed is skipped. A distribution that cannot be planned (no RECORD) stops it all
     before anything changes."""
     from fitwheel.install.inventory import read_inventory
-    from fitwheel.install.transaction import Transaction, environment_lock, recover
+    from fitwheel.install.transaction import Transaction, deferred, environment_lock, recover
     from fitwheel.variants.names import canonicalize_name
 
     with environment_lock(env.prefix, notice=notice):
@@ -144,7 +144,8 @@ def uninstall(
             return UninstallResult([], missing, notes)
         if confirm is not None and not confirm(removals):
             return UninstallResult([], missing, notes, cancelled=True)
-        txn = Transaction(env.prefix)
+        with deferred():  # a signal waits until the transaction is held (and abandoned)
+            txn = Transaction(env.prefix)
         try:
             txn.plan({}, [str(path) for removal in removals for path in removal.files])
         except BaseException:
