@@ -51,14 +51,19 @@ def install(source: Path, venv: Path) -> Path:
     return venv / "bin" / "fitwheel"
 
 
+def _bench_dir() -> Path:
+    """Where the installed venvs are kept (``$FITWHEEL_BENCH_USER_DIR`` moves it)."""
+    return Path(
+        os.environ.get("FITWHEEL_BENCH_USER_DIR", Path.home() / ".cache" / "fitwheel-bench")
+    )
+
+
 def program() -> Path:
     """The ``fitwheel`` program to measure: this tree as users install it (built once per tree
     state), or the development one under ``FITWHEEL_BENCH_DEV=1`` or a smoke run."""
     if os.environ.get("FITWHEEL_BENCH_DEV") == "1" or os.environ.get("FITWHEEL_BENCH_SMOKE"):
         return DEV
-    base = Path(
-        os.environ.get("FITWHEEL_BENCH_USER_DIR", Path.home() / ".cache" / "fitwheel-bench")
-    )
+    base = _bench_dir()
     venv = base / f"user-{_tree_key(ROOT)}"
     ready = venv / ".ready"
     if not ready.exists():
@@ -88,9 +93,7 @@ def revision_program(revision: str) -> Path:
         capture_output=True,
         text=True,
     ).stdout.strip()
-    base = Path(
-        os.environ.get("FITWHEEL_BENCH_USER_DIR", Path.home() / ".cache" / "fitwheel-bench")
-    )
+    base = _bench_dir()
     venv = base / f"rev-{commit[:16]}"
     ready = venv / ".ready"
     if not ready.exists():

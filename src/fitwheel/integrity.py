@@ -15,6 +15,7 @@ they take is the one shown in messages: callers pass it without a password.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -147,3 +148,12 @@ class Verifier:
         if self.algorithm is not None:
             digest = self._hashers[self.algorithm].hexdigest()
             self.hashes.check(self.algorithm, digest, self.url, self.what)
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's contents, read a mebibyte at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

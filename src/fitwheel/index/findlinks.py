@@ -7,7 +7,6 @@ A remote find-links URL is a page of anchors, parsed like a PEP 503 page but fil
 
 from __future__ import annotations
 
-import hashlib
 import os
 import urllib.parse
 from pathlib import Path
@@ -33,14 +32,6 @@ def local_path(location: str) -> Path | None:
     if parts.scheme in ("http", "https"):
         return None
     return Path(location).expanduser()
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def folder_links(folder: Path) -> list[Link]:

@@ -110,9 +110,10 @@ def digest(parts: object) -> str:
 
 def content_state(path: str) -> str:
     """A file's contents, as a sha256 (``absent`` or ``unreadable`` where there is none)."""
+    from fitwheel.integrity import file_sha256
+
     try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+        return file_sha256(path)
     except FileNotFoundError:
         return "absent"
     except OSError:

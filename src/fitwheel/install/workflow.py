@@ -390,7 +390,7 @@ def _build_local_sources(user: UserInput, sources: _Sources) -> UserInput:
         return user
     from packaging.requirements import Requirement
 
-    from fitwheel.index.findlinks import file_sha256
+    from fitwheel.integrity import file_sha256
     from fitwheel.sdist.builder import source_key
     from fitwheel.variants.filenames import WheelFilename
 
@@ -925,7 +925,7 @@ def _resolve_and_install(
             sdist = sources.download(p.candidate, dict(item.hashes))
             built = sources.wheel(p.candidate, sdist)
             _check_built(p.candidate, built)
-            from fitwheel.index.findlinks import file_sha256
+            from fitwheel.integrity import file_sha256
 
             p.downloaded = Downloaded(item, built, file_sha256(built), sdist.from_cache)
         else:

@@ -337,7 +337,8 @@ def _variants_document(
 def _sha256(link: Link, session: Session) -> str:
     if link.sha256:
         return link.sha256
-    from fitwheel.index.findlinks import file_sha256, local_path
+    from fitwheel.index.findlinks import local_path
+    from fitwheel.integrity import file_sha256
 
     path = local_path(link.url)
     if path is not None:
