@@ -120,13 +120,16 @@ def test_a_trickled_wheel_is_too_slow(root: Path) -> None:
     assert f"{url}{path}" in message and "too slow (under 200 B/s)" in message
 
 
-def test_a_wheel_whose_body_stops_ends_with_the_per_read_time_out(root: Path) -> None:
-    # a byte a second: each read waits past the 0.5 s per-read time-out (the throughput rule's
-    # window is longer), and a time-out is retried
+@pytest.mark.parametrize("window", [5.0, 0.5], ids=["window-longer", "window-as-long"])
+def test_a_wheel_whose_body_stops_ends_with_the_per_read_time_out(
+    root: Path, window: float
+) -> None:
+    # a byte a second: each read waits past the 0.5 s per-read time-out (a read that passes it
+    # and the throughput rule's window at once has stalled), and a time-out is retried
     path = "/x-1.0-py3-none-any.whl"
     with serve(root, trickle={path: 1.0}) as (url, state):
         with pytest.raises(TimedOutError) as info:
-            session(retries=1, min_rate=200.0, rate_window=5.0).download(
+            session(retries=1, min_rate=200.0, rate_window=window).download(
                 f"{url}{path}", io.BytesIO()
             )
         assert asked(state, path) == 2

@@ -39,9 +39,9 @@ def rate_text(rate: float) -> str:
 class Deadline:
     """The time limits of one attempt. From the moment the request is sent, the answer's headers
     must arrive within ``timeout`` seconds, and a page must be complete within ``total``
-    seconds (None: no total limit, for downloads). The body must bring at least ``min_rate``
-    bytes a second over every ``window`` seconds spent waiting on the socket; a read that brings
-    nothing for ``timeout`` seconds ends with the socket's own time-out.
+    seconds (None: no total limit, for downloads). Each read of the body must bring something
+    within ``timeout`` seconds (the socket's own time-out says the same), and the body at least
+    ``min_rate`` bytes a second over every ``window`` seconds spent waiting on the socket.
 
     The reading thread brackets each read with :meth:`start_read` and :meth:`end_read`; the
     watchdog reads those fields without a lock, in an order that can only make it late, never
@@ -79,7 +79,7 @@ class Deadline:
         self.at = math.inf
         self.hard = math.inf
         self.expired = False
-        #: which limit the watchdog enforced: "headers", "total" or "slow"
+        #: which limit the watchdog enforced (see :meth:`expiry`)
         self.why = ""
         self.in_body = False
         #: the current window: seconds spent waiting on the socket, and the bytes they brought
@@ -107,15 +107,21 @@ class Deadline:
         """Whether a whole window of waiting brought less than the rule asks for."""
         return self.waited >= self.window
 
-    def expiry(self, now: float) -> float:
-        """When this attempt is past a limit, as the watchdog sees it at ``now``. In the body,
-        while no read is in progress, the earliest the next one could expire (the watchdog looks
-        again then): waiting time only grows while a read is in progress."""
+    def expiry(self, now: float) -> tuple[float, str]:
+        """When this attempt passes a limit, as the watchdog sees it at ``now``, and which
+        ("headers", "total", "stall": a read that brought nothing for ``timeout`` seconds, or
+        "slow": a window of waiting that did not bring its bytes; a read that passes both at
+        once has stalled). In the body, while no read is in progress, the earliest the next
+        read could pass one (the watchdog looks again then): waiting only counts while a read
+        is in progress."""
         if not self.in_body:
-            return self.at
+            return self.at, "total" if self.at >= self.hard else "headers"
         waited = self.waited  # read before ``reading_since``: see end_read
-        since = self.reading_since
-        return min((since or now) + self.window - waited, self.hard)
+        since = self.reading_since or now
+        stall = since + self.timeout
+        slow = since + self.window - waited
+        when, why = (stall, "stall") if stall <= slow else (slow, "slow")
+        return (self.hard, "total") if self.hard <= when else (when, why)
 
     def detail(self, why: str = "") -> str:
         """What went wrong, for the error: ``why`` is the limit passed ("headers", "total",
@@ -177,14 +183,11 @@ class Watchdog:
                 now = time.monotonic()
                 nearest = math.inf
                 for deadline in list(self._live):
-                    when = deadline.expiry(now)
+                    when, why = deadline.expiry(now)
                     if when > now:
                         nearest = min(nearest, when)
                         continue
-                    if now >= deadline.hard:
-                        deadline.why = "total"
-                    else:
-                        deadline.why = "slow" if deadline.in_body else "headers"
+                    deadline.why = why
                     deadline.expired = True
                     self._live.discard(deadline)
                     if deadline.sock is not None:
