@@ -66,3 +66,28 @@ def test_the_child_environment_is_clean(tmp_path: Path) -> None:
     outcome = smoke.run_script(sys.executable, script, 30, smoke.clean_environment(env))
     seen = str(outcome.reports[0]["detail"]).split(",")
     assert "CUDA_VISIBLE_DEVICES" not in seen and "PYTHONPATH" not in seen and "PATH" in seen
+
+
+def test_a_hung_child_is_stopped_with_its_own_children_and_its_reports_kept(
+    tmp_path: Path,
+) -> None:
+    import sys
+    import time
+
+    from tests.kit.env import process_gone
+
+    marker = tmp_path / "grandchild.pid"
+    script = (
+        'report("import", "pass", "before the hang")\n'
+        "import subprocess, time\n"
+        "child = subprocess.Popen(['sleep', '60'])\n"
+        f"open({str(marker)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    outcome = smoke.run_script(sys.executable, script, 2, smoke.clean_environment())
+    assert time.monotonic() - started < 40  # the 2 s bound, with room for a loaded machine
+    assert [r["name"] for r in outcome.reports] == ["import"]
+    assert outcome.failure == "did not finish within 2 s (hung); the child was killed"
+    # the script's own child went with its process group
+    assert process_gone(int(marker.read_text()))

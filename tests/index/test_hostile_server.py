@@ -1,13 +1,16 @@
 """The HTTP session against a server that misbehaves on purpose: a body trickled a byte at a
 time, a request never answered, a long Retry-After, encodings nobody asked for, answers larger
 than anything fitwheel reads. Each ends in one error naming the URL, after exactly the
-configured attempts, with the time limits of docs/security.md."""
+configured attempts (an answer under the minimum throughput: one), with the time limits of
+docs/security.md."""
 
 from __future__ import annotations
 
 import errno
 import gzip
 import io
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from fitwheel.index.http import (
     LocalWriteError,
     Session,
     TimedOutError,
+    TooSlowError,
     UnreachableError,
 )
 from fitwheel.index.metadata import fetch_member
@@ -78,12 +82,21 @@ def test_a_server_that_never_answers_times_out_after_the_configured_attempts(roo
     assert again.value is info.value
 
 
-def test_a_trickled_page_times_out(root: Path) -> None:
+#: the throughput rule made small: 200 B/s over every second of waiting
+SLOW = {"min_rate": 200.0, "rate_window": 1.0}
+
+
+def test_a_trickled_page_is_too_slow_and_not_asked_for_again(root: Path) -> None:
+    # a byte every 0.2 s: every read is well within the per-read time-out
     with serve(root, trickle={"/page/": 0.2}) as (url, state):
-        with pytest.raises(TimedOutError, match="stalled") as info:
-            session(retries=1).get(f"{url}/page/")
-        assert asked(state, "/page/") == 2
-    assert f"{url}/page/ timed out" in str(info.value)
+        started = time.monotonic()
+        with pytest.raises(TooSlowError) as info:
+            session(retries=3, **SLOW).get(f"{url}/page/")
+        assert time.monotonic() - started < 15  # one window and a little: a hang bound
+        assert asked(state, "/page/") == 1
+    message = str(info.value)
+    assert message.startswith(f"{url}/page/: received ")
+    assert "in 1 s of waiting: too slow (under 200 B/s)" in message and "tried once" in message
 
 
 def test_a_page_must_be_whole_within_four_timeouts(root: Path) -> None:
@@ -95,13 +108,76 @@ def test_a_page_must_be_whole_within_four_timeouts(root: Path) -> None:
         session(retries=0, timeout=0.5).get(f"{url}/big/")
 
 
-def test_a_trickled_wheel_times_out(root: Path, tmp_path: Path) -> None:
+def test_a_trickled_wheel_is_too_slow(root: Path) -> None:
+    path = "/x-1.0-py3-none-any.whl"
+    with serve(root, trickle={path: 0.2}) as (url, state):
+        started = time.monotonic()
+        with pytest.raises(TooSlowError) as info:
+            session(retries=3, **SLOW).download(f"{url}{path}", io.BytesIO())
+        assert time.monotonic() - started < 15
+        assert asked(state, path) == 1
+    message = str(info.value)
+    assert f"{url}{path}" in message and "too slow (under 200 B/s)" in message
+
+
+@pytest.mark.parametrize("window", [5.0, 0.5], ids=["window-longer", "window-as-long"])
+def test_a_wheel_whose_body_stops_ends_with_the_per_read_time_out(
+    root: Path, window: float
+) -> None:
+    # a byte a second: each read waits past the 0.5 s per-read time-out (a read that passes it
+    # and the throughput rule's window at once has stalled), and a time-out is retried
     path = "/x-1.0-py3-none-any.whl"
     with serve(root, trickle={path: 1.0}) as (url, state):
-        with pytest.raises(TimedOutError, match="stalled") as info:
-            session(retries=1).download(f"{url}{path}", io.BytesIO())
+        with pytest.raises(TimedOutError) as info:
+            session(retries=1, min_rate=200.0, rate_window=window).download(
+                f"{url}{path}", io.BytesIO()
+            )
         assert asked(state, path) == 2
-    assert f"{url}{path}" in str(info.value)
+    message = str(info.value)
+    assert f"{url}{path} timed out: the answer stalled (nothing arrived for 0.5 s)" in message
+    assert "too slow" not in message and not isinstance(info.value, TooSlowError)
+
+
+def test_a_slow_but_steady_download_finishes(root: Path) -> None:
+    # 128 bytes every 0.05 s (about 2.5 KiB/s) for a few seconds, over a rule of 1,000 B/s over
+    # every half second of waiting: slower than the rule's window many times over, never under
+    wheel = root / "x-1.0-py3-none-any.whl"
+    wheel.write_bytes(os.urandom(6 << 10))
+    path = f"/{wheel.name}"
+    with serve(root, trickle={path: 0.05}, trickle_bytes=128) as (url, state):
+        out = io.BytesIO()
+        session(timeout=2.0, min_rate=1000.0, rate_window=0.5).download(f"{url}{path}", out)
+        assert asked(state, path) == 1
+    assert out.getvalue() == wheel.read_bytes()
+
+
+def test_time_spent_on_the_chunks_is_not_waiting(root: Path) -> None:
+    # 1 MiB under a rule of 1 MiB/s: the caller's 0.1 s with each chunk puts the rate by the
+    # clock well under the rule, the time spent waiting on the socket keeps it far above
+    wheel = root / "x-1.0-py3-none-any.whl"
+    wheel.write_bytes(os.urandom(1 << 20))
+    path = f"/{wheel.name}"
+    with serve(root) as (url, state):
+        out = io.BytesIO()
+        rule = {"min_rate": float(1 << 20), "rate_window": 0.3}
+        started = time.monotonic()
+        session(timeout=2.0, **rule).download(
+            f"{url}{path}", out, progress=lambda _n: time.sleep(0.1)
+        )
+        assert (1 << 20) / (time.monotonic() - started) < 1 << 20  # by the clock: under the rule
+        assert asked(state, path) == 1
+    assert out.getvalue() == wheel.read_bytes()
+
+
+def test_a_failed_connection_names_the_host_plainly() -> None:
+    for url in ("http://nohost.invalid/simple/", "http://127.0.0.1:1/simple/"):
+        with pytest.raises(UnreachableError) as info:
+            session(retries=0).get(url)
+        message = str(info.value)
+        assert url in message
+        for internal in ("Watched", "host=", "object at", "0x", "Connection("):
+            assert internal not in message, message
+        assert message.count("(") == message.count(")"), message
 
 
 def test_a_cut_off_download_is_resumed_by_the_next_attempt(root: Path) -> None:

@@ -183,7 +183,7 @@ def test_metadata_by_range_requests_and_whole_wheel(index_root: Path, tmp_path: 
 
 def test_cert_bundle_that_does_not_exist_is_a_clean_error(tmp_path: Path) -> None:
     from fitwheel.errors import FitwheelError
-    from fitwheel.index.http import ssl_context
+    from fitwheel.index.pools import ssl_context
 
     with pytest.raises(FitwheelError, match="PIP_CERT"):
         ssl_context({"PIP_CERT": str(tmp_path / "missing.pem")})

@@ -117,3 +117,25 @@ def test_an_environment_without_metadata_folders_has_nothing_installed(tmp_path:
     )
     (site / "not_metadata-1.0.txt").write_text("")
     assert set(env.installed()) == {"zope-interface", "old-style"}
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("echo 'boom: no such module' >&2\nexit 1", "exit status 1: boom: no such module"),
+        ("echo 'not json'", "Expecting value"),
+    ],
+)
+def test_an_interpreter_that_cannot_answer_is_named_with_why(
+    tmp_path: Path, body: str, said: str
+) -> None:
+    fake = tmp_path / "fake"
+    (fake / "bin").mkdir(parents=True)
+    (fake / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    python = fake / "bin" / "python"
+    python.write_text(f"#!/bin/sh\n{body}\n")
+    python.chmod(0o755)
+    with pytest.raises(EnvironmentError_) as info:
+        inspect_environment(str(python), {})
+    message = str(info.value)
+    assert f"cannot run the interpreter {python}" in message and said in message

@@ -88,3 +88,22 @@ def snapshot(root: Path) -> dict[str, str]:
             full = os.path.join(dirpath, name)
             out.setdefault(os.path.relpath(full, root) + "/", "dir")
     return out
+
+
+def process_gone(pid: int, within: float = 5.0) -> bool:
+    """Whether process ``pid`` is gone (or a zombie waiting to be reaped) within ``within``
+    seconds: for checking that a killed process group took its grandchildren with it."""
+    import time
+
+    end = time.monotonic() + within
+    while True:
+        try:
+            os.kill(pid, 0)
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rpartition(")")[2].split()[0] == "Z":
+                    return True
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)

@@ -10,6 +10,7 @@ import pytest
 
 from fitwheel.platform import libc
 from fitwheel.platform.probe import Probe
+from tests.kit.env import process_gone
 
 MACHINES = Path(__file__).parent / "machines"
 
@@ -82,3 +83,29 @@ def test_host_uses_confstr(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unusable_confstr_answers(monkeypatch: pytest.MonkeyPatch, answer: str | None) -> None:
     monkeypatch.setattr(os, "confstr", lambda name: answer)
     assert libc._host_glibc() is None
+
+
+def _loader(folder: Path, body: str) -> str:
+    path = folder / "ld-musl-x86_64.so.1"
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_musl_loader_run_tells_its_version(tmp_path: Path) -> None:
+    # run with no arguments, the musl loader prints its usage and version on stderr
+    path = _loader(tmp_path, "echo 'musl libc (x86_64)' >&2\necho 'Version 1.2.4' >&2\nexit 1")
+    result = libc._musl_from_loader(path)
+    assert result is not None and result.capabilities["version"] == "1.2.4"
+
+
+def test_a_musl_loader_that_hangs_is_stopped_with_its_children(tmp_path: Path) -> None:
+    import time
+
+    marker = tmp_path / "child.pid"
+    path = _loader(tmp_path, f"sleep 60 &\necho $! > {marker}\nwait")
+    started = time.monotonic()
+    assert libc._musl_from_loader(path) is None
+    assert time.monotonic() - started < 30  # the 2 s bound, with room for a loaded machine
+    # the loader's own child went with its process group
+    assert process_gone(int(marker.read_text()))

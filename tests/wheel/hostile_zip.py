@@ -100,12 +100,22 @@ def write_zip(path: Path, entries: list[Entry], aliases: dict[str, str] | None =
     return path
 
 
+#: the metadata folder of a wheel named ``hostile`` that holds another project's metadata: one
+#: that pip refuses, and one it lets through (its name only starts with the wheel's)
+FOREIGN_DIST_INFO = {
+    "foreign-dist-info": "other-1.0.dist-info",
+    "prefixed-dist-info": "hostile_other-1.0.dist-info",
+}
+
+
 def hostile_wheel(folder: Path, kind: str) -> Path:
     """A wheel that is hostile in the way ``kind`` names (see :data:`KINDS`)."""
+    #: a wheel named for one project that carries another's metadata folder
+    dist_info = FOREIGN_DIST_INFO.get(kind, DIST_INFO)
     files = {
         f"{NAME}/__init__.py": b"X = 1\n",
-        f"{DIST_INFO}/METADATA": b"Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\n",
-        f"{DIST_INFO}/WHEEL": (
+        f"{dist_info}/METADATA": b"Metadata-Version: 2.1\nName: hostile\nVersion: 1.0\n",
+        f"{dist_info}/WHEEL": (
             b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
         ),
     }
@@ -130,6 +140,8 @@ def hostile_wheel(folder: Path, kind: str) -> Path:
         files[f"{NAME}/files\n../../../p.pth"] = b"import os\n"
     elif kind == "carriage-return-in-name":
         files[f"{NAME}/a\rb.py"] = b"Y = 2\n"
+    elif kind in FOREIGN_DIST_INFO:
+        pass
     else:
         raise ValueError(kind)
     record = "".join(
@@ -137,11 +149,11 @@ def hostile_wheel(folder: Path, kind: str) -> Path:
         f"{declared.get(name, len(data))}\n"
         for name, data in files.items()
     )
-    record += extra_record + f"{DIST_INFO}/RECORD,,\n"
+    record += extra_record + f"{dist_info}/RECORD,,\n"
     entries = [
         Entry(name, data, cd_names.get(name), declared.get(name)) for name, data in files.items()
     ]
-    entries.append(Entry(f"{DIST_INFO}/RECORD", record.encode()))
+    entries.append(Entry(f"{dist_info}/RECORD", record.encode()))
     return write_zip(folder / FILENAME, entries, aliases)
 
 
@@ -153,4 +165,6 @@ KINDS = {
     "forged-central-directory": "local header names it",
     "newline-in-name": "contains a control character",
     "carriage-return-in-name": "contains a control character",
+    "foreign-dist-info": "'other-1.0.dist-info' is not for project 'hostile'",
+    "prefixed-dist-info": "'hostile_other-1.0.dist-info' is not for project 'hostile'",
 }

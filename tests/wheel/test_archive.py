@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.wheel.archive import RecordMismatchError, UnsafeWheelError, WheelArchive
+from fitwheel.wheel.archive import (
+    NotAWheelError,
+    RecordMismatchError,
+    UnsafeWheelError,
+    WheelArchive,
+)
 from fitwheel.wheel.inflate import InflateSizeError, inflate_exact
 from fitwheel.wheel.record import RecordError, check_coverage, parse_record
 from tests.kit import clean_env, make_venv, make_wheel
@@ -122,3 +127,46 @@ def test_the_reader_refuses_a_record_hash_mismatch_when_verifying(tmp_path: Path
     bad = make_wheel(tmp_path / "bad", "pkg", "1.0", corrupt=True)
     with pytest.raises(RecordMismatchError, match="does not match its RECORD hash"):
         verify_wheel(bad)
+
+
+@pytest.mark.parametrize(
+    ("filename", "dist_info"),
+    [
+        ("Foo.Bar-1.0-py3-none-any.whl", "foo_bar-1.0.dist-info"),
+        ("foo_bar-1.0-py3-none-any.whl", "Foo.Bar-1.0.dist-info"),
+        ("foo_bar-1.0-py3-none-any.whl", "foo_bar-1.0.post0.dist-info"),
+    ],
+)
+def test_the_dist_info_folder_names_the_project_canonically(
+    tmp_path: Path, filename: str, dist_info: str
+) -> None:
+    """Spellings of one project agree; the folder's version is not compared (as pip does not)."""
+    files = {
+        "foo_bar/__init__.py": b"",
+        f"{dist_info}/METADATA": b"Metadata-Version: 2.1\nName: foo-bar\nVersion: 1.0\n",
+        f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(f"{name},{record_hash(data)},{len(data)}\n" for name, data in files.items())
+    entries = [Entry(name, data) for name, data in files.items()]
+    record_entry = Entry(f"{dist_info}/RECORD", (record + f"{dist_info}/RECORD,,\n").encode())
+    wheel = write_zip(tmp_path / filename, [*entries, record_entry])
+    with WheelArchive(wheel) as archive:
+        assert archive.dist_info == dist_info
+    # read through a reader (HTTP ranges) the URL's last segment is the file name
+    data = wheel.read_bytes()
+    url = f"http://127.0.0.1:1/files/{filename}#sha256=0"
+    with WheelArchive(url, reader=lambda n, o: data[o : o + n], size=len(data)) as archive:
+        assert archive.dist_info == dist_info
+
+
+def test_a_wheel_with_another_projects_dist_info_is_refused_through_a_reader(
+    tmp_path: Path,
+) -> None:
+    from tests.wheel.hostile_zip import FILENAME, KINDS, hostile_wheel
+
+    data = hostile_wheel(tmp_path, "foreign-dist-info").read_bytes()
+    url = f"http://127.0.0.1:1/files/{FILENAME}"
+    with pytest.raises(NotAWheelError) as caught:
+        WheelArchive(url, reader=lambda n, o: data[o : o + n], size=len(data))
+    assert KINDS["foreign-dist-info"] in str(caught.value)
+    assert FILENAME in str(caught.value)

@@ -137,3 +137,31 @@ def test_a_record_row_for_a_missing_file_installs_with_a_warning(
     warning = [line for line in result.stderr.splitlines() if "ghost.py" in line]
     assert warning and warning[0].startswith("fitwheel: warning: ")
     assert list(venv.glob("lib/python*/site-packages/hostile/__init__.py"))
+
+
+@pytest.mark.parametrize("metadata_files", [True, False], ids=["metadata-file", "range-reads"])
+def test_an_index_served_wheel_with_another_projects_metadata_is_refused(
+    base_venv: Path, tmp_path: Path, metadata_files: bool
+) -> None:
+    """Served by an index, the wheel is refused whether its METADATA comes from the index's
+    metadata file (the wheel is read when it is installed) or from range reads of the wheel
+    itself (read when it is resolved); the environment is left as it was."""
+    from tests.kit import build_simple_index, serve
+
+    hostile_wheel(tmp_path / "w", "foreign-dist-info")
+    simple = build_simple_index(tmp_path / "w", tmp_path / "index", metadata_files=metadata_files)
+    venv = tmp_path / "venv"
+    subprocess.run(["cp", "-a", str(base_venv), str(venv)], check=True)
+    before = _user_files(venv)
+    with serve(simple.parent) as (url, _state):
+        install = ["install", "--index-url", f"{url}/simple/", "--python", str(venv)]
+        result = subprocess.run(
+            [*FITWHEEL, *install, "--cache-dir", str(tmp_path / "cache"), "hostile"],
+            capture_output=True,
+            text=True,
+            env=clean_env(),
+            timeout=120,
+        )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert KINDS["foreign-dist-info"] in result.stderr and FILENAME in result.stderr
+    assert _user_files(venv) == before

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -316,32 +315,23 @@ class Outcome:
 
 
 def run_script(python: str, script: str, timeout: float, env: Mapping[str, str]) -> Outcome:
-    """Run ``script`` in ``python``; its reports, or why it did not finish."""
+    """Run ``script`` in ``python``; its reports, or why it did not finish. At most the last
+    :data:`_MAX_OUTPUT` bytes of each of its streams are read."""
+    from fitwheel import proc
+
     with tempfile.TemporaryDirectory(prefix="fitwheel-doctor-") as cwd:
         try:
-            proc = subprocess.Popen(
+            done = proc.run(
                 [python, "-I", "-c", _PRELUDE + script],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                timeout=timeout,
                 cwd=cwd,
-                env=dict(env),
-                start_new_session=True,
+                env=env,
+                limit=_MAX_OUTPUT,
             )
         except OSError as exc:
             return Outcome([], f"cannot start {python}: {exc.strerror or exc}")
-        try:
-            out, err = proc.communicate(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                proc.kill()
-            out, err = proc.communicate()
     reports = []
-    for line in out[:_MAX_OUTPUT].decode("utf-8", "replace").splitlines():
+    for line in done.text().splitlines():
         if line.startswith(_TAG):
             try:
                 data = json.loads(line[len(_TAG) :])
@@ -349,17 +339,20 @@ def run_script(python: str, script: str, timeout: float, env: Mapping[str, str])
                 continue
             if isinstance(data, dict):
                 reports.append(data)
-    if timed_out:
+    code = done.returncode
+    if code is None:
         return Outcome(reports, f"did not finish within {timeout:g} s (hung); the child was killed")
-    if proc.returncode < 0:
+    if code < 0:
         try:
-            name = signal.Signals(-proc.returncode).name
+            name = signal.Signals(-code).name
         except ValueError:
-            name = f"signal {-proc.returncode}"
+            name = f"signal {-code}"
         return Outcome(reports, f"the process crashed ({name})")
-    if proc.returncode != 0:
-        lines = [x for x in err[-8192:].decode("utf-8", "replace").splitlines() if x.strip()]
-        last = lines[-1].strip() if lines else f"exit status {proc.returncode}"
+    if code != 0:
+        lines = [
+            x for x in done.stderr[-8192:].decode("utf-8", "replace").splitlines() if x.strip()
+        ]
+        last = lines[-1].strip() if lines else f"exit status {code}"
         return Outcome(reports, last[:400])
     return Outcome(reports, "")
 

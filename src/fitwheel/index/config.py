@@ -123,18 +123,14 @@ def default_index_url(interpreter: str | None = None) -> str:
     except ImportError:
         pass
     if interpreter is not None:
-        import subprocess
+        from fitwheel import proc
 
         try:
-            out = subprocess.run(
-                [interpreter, "-I", "-c", _ASK_PIP],
-                capture_output=True,
-                text=True,
-                check=True,
-                timeout=60,
-            ).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
+            done = proc.run([interpreter, "-I", "-c", _ASK_PIP], timeout=60)
+        except OSError:
             out = ""
+        else:
+            out = done.text().strip() if done.ok else ""
         if out.startswith(("http://", "https://")):
             return out
     raise ConfigError(

@@ -4,47 +4,53 @@ and size limits.
 Everything that reaches the network goes through :class:`Session`, so that retry policy, time
 limits, trust store, authentication (:mod:`fitwheel.index.auth`), caching
 (:mod:`fitwheel.index.httpcache`) and hash checks (:mod:`fitwheel.integrity`) are decided once.
-Failures become :class:`HttpError` (a status from the server), :class:`TimedOutError` (no answer,
-or one too slow, in time), :class:`UnreachableError` (no answer at all) or
+Failures become :class:`HttpError` (a status from the server), :class:`TimedOutError` (no answer
+in time, or an answer not whole in time), :class:`TooSlowError` (an answer that came, but under
+the minimum throughput), :class:`UnreachableError` (no answer at all) or
 :class:`BadResponseError` (an answer too large or in an encoding never asked for), each naming
 the URL; a local write error while downloading is a :class:`LocalWriteError` naming the file.
 
 Every request asks for no content encoding (``Accept-Encoding: identity``) and reads the body
 as sent: downloads are hashed as sent, pages are decoded (gzip or deflate only) when a server
 compresses them anyway, and never past :data:`MAX_PAGE_BYTES`. The time limits are those of
-:class:`_Deadline`, enforced by one watchdog thread that shuts down the socket of an attempt
-past its deadline; docs/security.md states them.
+:class:`fitwheel.index.deadlines.Deadline`, enforced by one watchdog thread that shuts down the
+socket of an attempt past its deadline; docs/security.md states them.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import errno
 import functools
-import math
 import os
+import re
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from fitwheel import __version__
 from fitwheel.errors import FitwheelError, NetworkError
 from fitwheel.index.auth import netloc, netrc_credentials, redact, split_credentials
+from fitwheel.index.deadlines import (
+    ATTEMPT,
+    MIN_RATE,
+    PAGE_TIME_FACTOR,
+    RATE_WINDOW,
+    WATCHDOG,
+    Deadline,
+)
 from fitwheel.index.httpcache import HttpCache
+from fitwheel.index.pools import USER_AGENT, bypassed, pool_manager, proxies, ssl_context
 from fitwheel.integrity import Hashes, HashMismatchError, verify
 from fitwheel.variants.frozen import Frozen
 
 if TYPE_CHECKING:
     # both load with the HTTP stack, when a request is really made
-    import socket
     import ssl
 
     import urllib3
 
-USER_AGENT = f"fitwheel/{__version__}"
 #: answers that another attempt may fix
 _RETRY_STATUSES = (429, 500, 502, 503, 504)
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -56,10 +62,6 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_RETRIES = 3
 #: the longest ``Retry-After`` (seconds) fitwheel waits for; a longer one fails at once
 MAX_RETRY_AFTER = 60.0
-#: a body must bring at least this many bytes (or its end) within every ``timeout`` seconds
-PROGRESS_BYTES = 16 * 1024
-#: a page, metadata or variants file must be complete within this many times ``timeout``
-PAGE_TIME_FACTOR = 4
 #: the largest page, metadata or variants file read (after decoding)
 MAX_PAGE_BYTES = 64 << 20
 #: the largest file downloaded (the largest real wheels are a few GB)
@@ -109,6 +111,21 @@ class TimedOutError(UnreachableError):
         )
 
 
+class TooSlowError(TimedOutError):
+    """The answer came, but more slowly than the minimum throughput allows."""
+
+    def __init__(self, url: str, detail: str, attempts: int) -> None:
+        tries = "once" if attempts == 1 else f"{attempts} times"
+        UnreachableError.__init__(
+            self,
+            url,
+            detail,
+            f"{redact(url)}: {detail}; fitwheel stopped waiting for it (tried {tries}). The "
+            "server or the network is too slow: check the network and the proxy settings, or "
+            "use another index or mirror.",
+        )
+
+
 class BadResponseError(NetworkError):
     """An answer fitwheel refuses to read: too large, or in an encoding it did not ask for."""
 
@@ -147,24 +164,6 @@ class LocalWriteError(FitwheelError):
         )
 
 
-def ssl_context(env: Mapping[str, str], cafile: str | None = None) -> ssl.SSLContext:
-    """The system trust store, or the bundle that ``cafile`` (pip's ``cert`` setting),
-    ``PIP_CERT`` or ``SSL_CERT_FILE`` names."""
-    cafile = cafile or env.get("PIP_CERT") or env.get("SSL_CERT_FILE") or None
-    capath = env.get("SSL_CERT_DIR") or None
-    if cafile and not os.path.exists(cafile):
-        raise FitwheelError(
-            f"the certificate bundle {cafile} does not exist: fix --cert, pip's 'cert' setting, "
-            "PIP_CERT or SSL_CERT_FILE."
-        )
-    import ssl
-
-    context = ssl.create_default_context(cafile=cafile, capath=capath)
-    if not cafile and not capath:
-        context.load_default_certs()
-    return context
-
-
 class Response(Frozen):
     __slots__ = ("body", "from_cache", "headers", "status", "url")
     url: str
@@ -193,97 +192,6 @@ class Response(Frozen):
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
-class _Deadline:
-    """The time limit of one attempt. From the moment the request is sent, the answer's headers
-    must arrive within ``timeout`` seconds, then the body must bring at least
-    :data:`PROGRESS_BYTES` (or its end) within every ``timeout`` seconds, and a page must be
-    complete within ``hard`` seconds. The watchdog shuts the attempt's socket down when the
-    limit passes, which ends a read however the server trickles."""
-
-    __slots__ = ("at", "expired", "hard", "in_body", "sock", "timeout", "total")
-
-    def __init__(self, timeout: float, total: float | None) -> None:
-        self.timeout = timeout
-        self.total = total
-        self.at = math.inf
-        self.hard = math.inf
-        self.expired = False
-        self.in_body = False
-        self.sock: socket.socket | None = None
-
-    def detail(self) -> str:
-        if not self.in_body:
-            return f"no answer within {self.timeout:g} s"
-        if self.total is not None and self.at >= self.hard:
-            return f"the answer was not complete within {self.total:g} s"
-        return f"the answer stalled (less than {PROGRESS_BYTES // 1024} KiB in {self.timeout:g} s)"
-
-
-class _Watchdog:
-    """One thread that ends the attempts whose deadline has passed."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._live: set[_Deadline] = set()
-        self._thread: threading.Thread | None = None
-
-    def attach(self, deadline: _Deadline, sock: socket.socket) -> None:
-        """Start timing ``deadline``, whose request was just sent on ``sock``."""
-        now = time.monotonic()
-        with self._cond:
-            deadline.sock = sock
-            deadline.at = now + deadline.timeout
-            if deadline.total is not None:
-                deadline.hard = now + deadline.total
-                deadline.at = min(deadline.at, deadline.hard)
-            self._live.add(deadline)
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="fitwheel-http-deadlines", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify()
-
-    def progress(self, deadline: _Deadline) -> None:
-        """The body is arriving: allow it another ``timeout`` seconds (never past ``hard``)."""
-        with self._cond:
-            deadline.at = min(time.monotonic() + deadline.timeout, deadline.hard)
-
-    def forget(self, deadline: _Deadline) -> None:
-        with self._cond:
-            self._live.discard(deadline)
-            deadline.sock = None
-
-    def _run(self) -> None:
-        with self._cond:
-            while True:
-                now = time.monotonic()
-                nearest = math.inf
-                for deadline in list(self._live):
-                    if deadline.at <= now:
-                        deadline.expired = True
-                        self._live.discard(deadline)
-                        if deadline.sock is not None:
-                            _shut(deadline.sock)
-                    else:
-                        nearest = min(nearest, deadline.at)
-                self._cond.wait(None if nearest == math.inf else nearest - now)
-
-
-def _shut(sock: socket.socket) -> None:
-    # the plain socket's shutdown, also for a TLS socket (whose own shutdown would tear down the
-    # TLS state under the thread reading it): the blocked read returns at once
-    import socket
-
-    with contextlib.suppress(OSError):
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)
-
-
-_WATCHDOG = _Watchdog()
-#: the deadline of the attempt the current thread is making (read by the connections)
-_ATTEMPT = threading.local()
-
-
 class _Retry(Exception):
     """A failed attempt that another attempt may fix."""
 
@@ -298,7 +206,9 @@ class Session:
     time limits, size limits, credentials (from URLs and netrc) and an optional page cache.
 
     ``retries`` is pip's ``--retries``: a request is made at most ``retries + 1`` times.
-    ``timeout`` is pip's ``--timeout``, applied as :class:`_Deadline` says."""
+    ``timeout`` is pip's ``--timeout``, applied as :class:`Deadline` says, with the minimum
+    throughput ``min_rate`` (bytes a second) over every ``rate_window`` seconds of waiting for a
+    body. An answer too slow for that is not asked for again: it would cost another window."""
 
     __slots__ = (
         "_credentials",
@@ -315,6 +225,8 @@ class Session:
         "max_file_bytes",
         "max_page_bytes",
         "max_retry_after",
+        "min_rate",
+        "rate_window",
         "reads",
         "retries",
         "revalidate",
@@ -335,6 +247,8 @@ class Session:
         max_retry_after: float = MAX_RETRY_AFTER,
         max_page_bytes: int = MAX_PAGE_BYTES,
         max_file_bytes: int = MAX_FILE_BYTES,
+        min_rate: float = MIN_RATE,
+        rate_window: float = RATE_WINDOW,
     ) -> None:
         self.retries = retries
         self.backoff = backoff
@@ -346,6 +260,10 @@ class Session:
         self.max_page_bytes = max_page_bytes
         #: the most a downloaded file may be
         self.max_file_bytes = max_file_bytes
+        #: a body must bring ``min_rate`` bytes a second over every ``rate_window`` seconds
+        #: spent waiting on the socket
+        self.min_rate = min_rate
+        self.rate_window = rate_window
         # a snapshot: later changes to os.environ do not reach a session already made
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
         #: a CA bundle to trust (None: the system store, or PIP_CERT / SSL_CERT_FILE)
@@ -356,7 +274,7 @@ class Session:
         self._credentials: dict[str, tuple[str, str]] = {}
         self._pool: Any = None
         self._proxy_pools: dict[str, Any] = {}
-        self._proxies = _proxies(env)
+        self._proxies = proxies(env)
         self._tls: ssl.SSLContext | None = None
         # an RLock: building a proxy pool asks for the TLS context under the same lock
         self._lock = threading.RLock()
@@ -383,6 +301,8 @@ class Session:
             max_retry_after=self.max_retry_after,
             max_page_bytes=self.max_page_bytes,
             max_file_bytes=self.max_file_bytes,
+            min_rate=self.min_rate,
+            rate_window=self.rate_window,
         )
         other._credentials = self._credentials
         other.reads = self.reads
@@ -408,16 +328,16 @@ class Session:
         proxy = self._proxies.get(parts.scheme)
         host = parts.hostname or ""
         # the loopback host never goes through a proxy, as before no_proxy is consulted
-        if proxy and host not in _LOOPBACK and not _bypassed(host, self._proxies):
+        if proxy and host not in _LOOPBACK and not bypassed(host, self._proxies):
             with self._lock:
                 if proxy not in self._proxy_pools:
-                    self._proxy_pools[proxy] = _pool_manager(
+                    self._proxy_pools[proxy] = pool_manager(
                         self._tls_context, self.trusted_hosts, proxy
                     )
                 return self._proxy_pools[proxy]  # type: ignore[no-any-return]
         with self._lock:
             if self._pool is None:
-                self._pool = _pool_manager(self._tls_context, self.trusted_hosts)
+                self._pool = pool_manager(self._tls_context, self.trusted_hosts)
             return self._pool  # type: ignore[no-any-return]
 
     def _auth_header(self, url: str) -> dict[str, str]:
@@ -434,14 +354,15 @@ class Session:
         method: str,
         url: str,
         headers: Callable[[], Mapping[str, str]],
-        read: Callable[[urllib3.BaseHTTPResponse, _Deadline], _T],
+        read: Callable[[urllib3.BaseHTTPResponse, Deadline], _T],
         *,
         what: str = "",
         page: bool = False,
     ) -> _T:
         """Make the request, at most ``retries + 1`` times, and hand the answer to ``read``.
         Connection failures, time-outs, 429/5xx answers and a body cut short (``read`` raising
-        :class:`_Retry`) are tried again after a back-off; every other failure is final."""
+        :class:`_Retry`) are tried again after a back-off; every other failure (a TLS failure,
+        an answer under the minimum throughput) is final."""
         import urllib3
         from urllib3.exceptions import HTTPError as Urllib3Error
         from urllib3.exceptions import MaxRetryError
@@ -467,8 +388,13 @@ class Session:
             if attempt:
                 time.sleep(wait)
             wait = min(self.backoff * (2 ** (attempt)), 10.0)
-            deadline = _Deadline(self.timeout, self.timeout * PAGE_TIME_FACTOR if page else None)
-            _ATTEMPT.deadline = deadline
+            deadline = Deadline(
+                self.timeout,
+                self.timeout * PAGE_TIME_FACTOR if page else None,
+                min_rate=self.min_rate,
+                window=self.rate_window,
+            )
+            ATTEMPT.deadline = deadline
             resp = None
             done = False
             try:
@@ -511,11 +437,11 @@ class Session:
                 return result
             except _Retry as exc:
                 failure = exc
-                if exc.kind == "tls":
+                if exc.kind in ("tls", "slow"):
                     break
             finally:
-                _ATTEMPT.deadline = None
-                _WATCHDOG.forget(deadline)
+                ATTEMPT.deadline = None
+                WATCHDOG.forget(deadline)
                 if resp is not None:
                     if not done or not resp.closed:
                         # an unread body (an error page, a whole file where a range was asked
@@ -527,37 +453,41 @@ class Session:
             raise HttpError(url, int(failure.detail), what)
         if failure.kind == "timeout":
             raise TimedOutError(url, failure.detail, attempt + 1)
+        if failure.kind == "slow":
+            raise TooSlowError(url, failure.detail, attempt + 1)
         raise UnreachableError(url, failure.detail)
 
     def _chunks(
-        self, resp: urllib3.BaseHTTPResponse, deadline: _Deadline, limit: int, url: str
+        self, resp: urllib3.BaseHTTPResponse, deadline: Deadline, limit: int, url: str
     ) -> Iterator[bytes]:
         """The body of ``resp`` as it arrives, as sent (never decoded), at most ``limit`` bytes;
-        a body cut short raises :class:`_Retry`."""
+        a body cut short or too slow raises :class:`_Retry`. Each read is timed for the
+        throughput rule; the time the caller takes with a chunk is not."""
         from urllib3.exceptions import HTTPError as Urllib3Error
 
         length = resp.headers.get("content-length", "")
         if length.isdigit() and int(length) > limit:
             raise BadResponseError(url, _too_large(int(length), limit))
-        deadline.in_body = True
-        total = mark = 0
+        WATCHDOG.in_body(deadline)
+        total = 0
         while True:
+            if deadline.too_slow():
+                raise _Retry("slow", deadline.detail("slow"))
+            deadline.start_read()
             try:
                 chunk = resp.read1(_CHUNK, decode_content=False)
             except (Urllib3Error, OSError) as exc:
                 raise _attempt_failure(exc, deadline) from exc
+            deadline.end_read(len(chunk))
             if not chunk:
                 break
             total += len(chunk)
             if total > limit:
                 raise BadResponseError(url, _too_large(total, limit))
-            if total - mark >= PROGRESS_BYTES:
-                _WATCHDOG.progress(deadline)
-                mark = total
             yield chunk
         if deadline.expired:
             # a body without a length ends where the connection does: the watchdog's doing
-            raise _Retry("timeout", deadline.detail())
+            raise _expired(deadline)
 
     def get(
         self,
@@ -604,7 +534,7 @@ class Session:
             if meta.get("last_modified"):
                 headers["If-Modified-Since"] = str(meta["last_modified"])
 
-        def read(resp: urllib3.BaseHTTPResponse, deadline: _Deadline) -> Response | None:
+        def read(resp: urllib3.BaseHTTPResponse, deadline: Deadline) -> Response | None:
             resp_headers = {k.lower(): v for k, v in resp.headers.items()}
             if resp.status == 304 and cached is not None:
                 meta, body = cached
@@ -642,7 +572,7 @@ class Session:
             self.reads.append(None)
         wanted = end - start + 1
 
-        def read(resp: urllib3.BaseHTTPResponse, deadline: _Deadline) -> bytes | None:
+        def read(resp: urllib3.BaseHTTPResponse, deadline: Deadline) -> bytes | None:
             encoding = resp.headers.get("content-encoding", "").strip().lower()
             if resp.status == 206 and encoding in ("", "identity"):
                 data = bytearray()
@@ -664,7 +594,7 @@ class Session:
         if self.reads is not None:
             self.reads.append(None)
 
-        def read(resp: urllib3.BaseHTTPResponse, _deadline: _Deadline) -> Mapping[str, str]:
+        def read(resp: urllib3.BaseHTTPResponse, _deadline: Deadline) -> Mapping[str, str]:
             if resp.status >= 400:
                 raise HttpError(url, resp.status)
             return {k.lower(): v for k, v in resp.headers.items()}
@@ -689,7 +619,7 @@ class Session:
         resumed = False
         restart = False
 
-        def read(resp: urllib3.BaseHTTPResponse, deadline: _Deadline) -> bool:
+        def read(resp: urllib3.BaseHTTPResponse, deadline: Deadline) -> bool:
             nonlocal offset, resumed, restart
             if resp.status == 416 and offset > 0:
                 restart = True
@@ -725,13 +655,14 @@ def _write(handle: BinaryIO, url: str, action: Callable[[], object]) -> None:
         raise LocalWriteError(str(getattr(handle, "name", "")), url, exc) from exc
 
 
-def _attempt_failure(exc: BaseException | None, deadline: _Deadline) -> _Retry:
-    """What one failed attempt was: a time-out, a TLS failure (not retried) or no answer."""
+def _attempt_failure(exc: BaseException | None, deadline: Deadline) -> _Retry:
+    """What one failed attempt was: a time-out, an answer too slow or a TLS failure (neither
+    retried) or no answer."""
     from urllib3.exceptions import NewConnectionError, SSLError
     from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
     if deadline.expired:
-        return _Retry("timeout", deadline.detail())
+        return _expired(deadline)
     # a refused connection is a NewConnectionError, which urllib3 derives from its time-out
     if isinstance(exc, (Urllib3Timeout, TimeoutError)) and not isinstance(exc, NewConnectionError):
         return _Retry("timeout", deadline.detail())
@@ -740,6 +671,11 @@ def _attempt_failure(exc: BaseException | None, deadline: _Deadline) -> _Retry:
     if isinstance(exc, (SSLError, ssl.SSLError)) and "EOF" not in str(exc):
         return _Retry("tls", _reason(exc))
     return _Retry("unreachable", _reason(exc))
+
+
+def _expired(deadline: Deadline) -> _Retry:
+    """The failure of an attempt the watchdog ended."""
+    return _Retry("slow" if deadline.why == "slow" else "timeout", deadline.detail())
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -790,83 +726,6 @@ def _decode(body: bytes, encoding: str, limit: int, url: str) -> bytes:
     return out
 
 
-def _pool_manager(
-    tls: Callable[[], ssl.SSLContext],
-    trusted: frozenset[str] = frozenset(),
-    proxy: str | None = None,
-) -> urllib3.PoolManager:
-    """A pool manager (through ``proxy`` when given) whose every https pool, however it is
-    reached (first request, after http ones, through a redirect), uses the session's TLS
-    context, built on first need, and whose connections report to the watchdog; a host in
-    ``trusted`` (pip's ``trusted-host``: ``host`` or ``host:port``) is not checked."""
-    import urllib3
-
-    if trusted:
-        import warnings
-
-        # the user asked for these hosts not to be checked: no warning on every request
-        warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
-
-    class _Watched:
-        def _new_pool(
-            self,
-            scheme: str,
-            host: str,
-            port: int,
-            request_context: dict[str, Any] | None = None,
-        ) -> urllib3.HTTPConnectionPool:
-            if scheme == "https":
-                context = dict(request_context or self.connection_pool_kw)  # type: ignore[attr-defined]
-                if host in trusted or f"{host}:{port}" in trusted:
-                    import ssl
-
-                    unchecked = ssl.create_default_context()
-                    unchecked.check_hostname = False
-                    unchecked.verify_mode = ssl.CERT_NONE
-                    context["ssl_context"] = unchecked
-                    context["cert_reqs"] = "CERT_NONE"
-                    context["assert_hostname"] = False
-                else:
-                    context["ssl_context"] = tls()
-                request_context = context
-            pool: urllib3.HTTPConnectionPool = super()._new_pool(  # type: ignore[misc]
-                scheme, host, port, request_context
-            )
-            pool.ConnectionCls = _watched(pool.ConnectionCls)
-            return pool
-
-    if proxy is not None:
-
-        class _ProxyPools(_Watched, urllib3.ProxyManager):
-            pass
-
-        return _ProxyPools(proxy, num_pools=8, maxsize=8, headers={"User-Agent": USER_AGENT})
-
-    class _Pools(_Watched, urllib3.PoolManager):
-        pass
-
-    return _Pools(num_pools=16, maxsize=16, headers={"User-Agent": USER_AGENT})
-
-
-_WATCHED: dict[type[Any], type[Any]] = {}
-
-
-def _watched(base: type[Any]) -> type[Any]:
-    """``base`` (a urllib3 connection class) telling the watchdog when it sends a request."""
-    found = _WATCHED.get(base)
-    if found is None:
-
-        class Watched(base):  # type: ignore[misc]
-            def getresponse(self) -> Any:
-                deadline = getattr(_ATTEMPT, "deadline", None)
-                if deadline is not None and self.sock is not None:
-                    _WATCHDOG.attach(deadline, self.sock)
-                return super().getresponse()
-
-        found = _WATCHED[base] = Watched
-    return found
-
-
 def _cached_matches(published: Hashes, algorithm: str, sha256: object, body: bytes) -> bool:
     """Whether a cached ``body`` is the published file (the entry's sha256 saves hashing)."""
     if algorithm == "sha256" and isinstance(sha256, str):
@@ -878,38 +737,23 @@ def _cached_matches(published: Hashes, algorithm: str, sha256: object, body: byt
     return True
 
 
-def _proxies(env: Mapping[str, str] | None) -> dict[str, str]:
-    """The proxy settings of ``env`` (None: the process environment, through
-    :func:`urllib.request.getproxies_environment`), read the way that function reads them
-    (``{scheme}_proxy``, lower case winning; ``no`` for the bypass list), so that
-    :func:`urllib.request.proxy_bypass_environment` can judge them."""
-    if env is None:
-        if not any(name.lower().endswith("_proxy") for name in os.environ):
-            return {}  # the usual case, without importing urllib.request (and http.client)
-        import urllib.request
-
-        return urllib.request.getproxies_environment()
-    out: dict[str, str] = {}
-    for name in sorted(env, key=lambda n: n.islower()):  # lower case last: it wins
-        value = env[name]
-        if value and name.lower().endswith("_proxy"):
-            out[name.lower()[: -len("_proxy")]] = value
-    return out
-
-
-def _bypassed(host: str, proxies: Mapping[str, str]) -> bool:
-    """Whether ``no_proxy`` (in ``proxies``, as :func:`_proxies` reads it) exempts ``host``."""
-    import urllib.request
-
-    bypass: bool = urllib.request.proxy_bypass_environment(host, proxies)  # type: ignore[attr-defined]
-    return bypass
+#: a urllib3 connection's repr at the start of its errors' text (``Watched(host='h', port=80): ``
+#: or ``<urllib3.connection.HTTPConnection object at 0x7f...>: ``): never shown
+_CONNECTION_REPR = re.compile(r"<?[\w.]+(?:\(host=[^)]*\)| object)(?: at 0x[0-9a-fA-F]+)?>?: ")
 
 
 def _reason(exc: BaseException | None) -> str:
+    """Why a connection failed, in words that name the host plainly."""
     if exc is None:
         return "no answer"
     text = str(exc)
     for marker in ("Failed to establish a new connection: ", "Caused by "):
         if marker in text:
             text = text.split(marker, 1)[1]
-    return text.strip("()'\" ") or type(exc).__name__
+    text = _CONNECTION_REPR.sub("", text).strip("'\" ")
+    # the wrappers' parentheses, without breaking a pair the reason itself holds
+    while text[:1] == "(" and text.count("(") > text.count(")"):
+        text = text[1:].strip("'\" ")
+    while text[-1:] == ")" and text.count(")") > text.count("("):
+        text = text[:-1].strip("'\" ")
+    return text or type(exc).__name__

@@ -376,18 +376,17 @@ def _probe(interpreter: str, cache_dir: Path | None) -> dict[str, Any]:
         ):
             _write_json(shared, template)
             return _from_template(template, venv)
-    import subprocess
+    from fitwheel import proc
 
     try:
-        out = subprocess.run(
-            [interpreter, "-I", "-c", _PROBE],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        ).stdout
-        data: dict[str, Any] = json.loads(out)
-    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        done = proc.run([interpreter, "-I", "-c", _PROBE], timeout=60)
+        if done.timed_out:
+            raise ValueError("it did not finish within 60 s")
+        if done.returncode != 0:
+            said = done.text(stream="stderr").strip().splitlines()
+            raise ValueError(f"exit status {done.returncode}" + (f": {said[-1]}" if said else ""))
+        data: dict[str, Any] = json.loads(done.stdout)
+    except (OSError, ValueError) as exc:
         raise EnvironmentError_(f"cannot run the interpreter {interpreter}: {exc}") from exc
     if cached is not None:
         _write_json(cached, data)

@@ -90,16 +90,19 @@ def _musl_from_files(probe: Probe, loaders: list[str]) -> ProviderResult | None:
 
 
 def _musl_from_loader(path: str) -> ProviderResult | None:
-    import subprocess
+    from fitwheel import proc
 
     try:
-        proc = subprocess.run([path], capture_output=True, text=True, timeout=2, check=False)
-    except (OSError, subprocess.SubprocessError):
+        done = proc.run([path], timeout=2, limit=64 << 10)
+    except OSError:
         return None
-    match = re.search(_MUSL_STDERR, proc.stderr)
+    if done.timed_out:
+        return None
+    stderr = done.text(stream="stderr")
+    match = re.search(_MUSL_STDERR, stderr)
     if not match:
         return None
-    full = proc.stderr[match.start(1) :].split()[0]
+    full = stderr[match.start(1) :].split()[0]
     return _musl(int(match.group(1)), int(match.group(2)), full, f"{path} (run)")
 
 

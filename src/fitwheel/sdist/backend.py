@@ -1,5 +1,5 @@
 """A source tree's build system (PEP 518) and its backend's hooks (PEP 517/660), called through
-``pyproject-hooks`` in a subprocess of the build environment's interpreter.
+``pyproject-hooks`` in a child process of the build environment's interpreter.
 
 A tree without ``pyproject.toml``, or whose ``[build-system]`` names no backend, is built as pip
 builds it: with ``setuptools.build_meta:__legacy__`` and ``setuptools>=40.8.0``. Each hook call
@@ -10,8 +10,6 @@ last part of it) and shown when the hook fails, so the backend's own words reach
 from __future__ import annotations
 
 import os
-import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,7 +89,7 @@ def read_build_system(tree: Path, what: str) -> BuildSystem:
 
 
 class _Runner:
-    """pyproject-hooks' subprocess runner: a time bound, a clean environment, output kept."""
+    """pyproject-hooks' child-process runner: a time bound, a clean environment, output kept."""
 
     def __init__(self, python_env: Mapping[str, str], timeout: float) -> None:
         self.env = python_env
@@ -104,48 +102,28 @@ class _Runner:
         cwd: str | None = None,
         extra_environ: Mapping[str, str] | None = None,
     ) -> None:
+        from fitwheel import proc
+
         env = {**self.env, **(extra_environ or {})}
-        with tempfile.TemporaryFile() as log:
-            # a session of its own: on timeout the whole group goes (compilers a build started)
-            proc = subprocess.Popen(
-                list(cmd),
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            code: int | None
-            try:
-                code = proc.wait(timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                code = None
-            except BaseException:
-                _kill_group(proc)
-                raise
-            size = log.seek(0, os.SEEK_END)
-            log.seek(max(0, size - _OUTPUT_TAIL))
-            self.output = log.read().decode("utf-8", "replace")
-        if code is None:
+        # a process group of its own: on timeout the whole group goes (compilers a build started)
+        done = proc.run(
+            cmd, timeout=self.timeout, env=env, cwd=cwd, merge_stderr=True, limit=_OUTPUT_TAIL
+        )
+        self.output = done.text()
+        if done.returncode is None:
             raise _HookTimeout()
-        if code != 0:
-            raise subprocess.CalledProcessError(code, list(cmd))
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    import signal
-
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        proc.kill()
-    proc.wait()
+        if done.returncode != 0:
+            raise _HookFailed(done.returncode)
 
 
 class _HookTimeout(Exception):
     pass
+
+
+class _HookFailed(Exception):
+    def __init__(self, returncode: int) -> None:
+        super().__init__(returncode)
+        self.returncode = returncode
 
 
 class Backend:
@@ -204,7 +182,7 @@ class Backend:
             raise BuildError(
                 f"building {self.what}: the build backend has no {exc.hook_name} hook."
             ) from None
-        except subprocess.CalledProcessError as exc:
+        except _HookFailed as exc:
             raise BuildError(
                 f"building {self.what}: {step} failed (exit status {exc.returncode}); the "
                 f"backend said:{self._tail()}"

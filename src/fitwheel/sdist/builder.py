@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import shutil
-import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -230,22 +229,26 @@ class SourceBuilder:
 
     def _make_environment(self, folder: Path, what: str) -> Path:
         """A fresh virtual environment (no pip) of the target interpreter."""
+        from fitwheel import proc
+
+        command = [str(self.python), "-m", "venv", "--without-pip", str(folder)]
+        limit = min(self.timeout, 300)
         try:
-            proc = subprocess.run(
-                [self.python, "-m", "venv", "--without-pip", str(folder)],
-                capture_output=True,
-                text=True,
-                timeout=min(self.timeout, 300),
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            done = proc.run(command, timeout=limit)
+        except OSError as exc:
             raise BuildError(
                 f"building {what}: cannot create a build environment with {self.python}: {exc}."
             ) from None
-        if proc.returncode != 0:
+        if done.timed_out:
+            raise BuildError(
+                f"building {what}: cannot create a build environment with {self.python}: "
+                f"`{self.python} -m venv` did not finish within {limit:g} s."
+            )
+        if done.returncode != 0:
+            said = (done.text(stream="stderr").strip() or done.text().strip())[-2000:]
             raise BuildError(
                 f"building {what}: `{self.python} -m venv` failed to create a build "
-                f"environment: {(proc.stderr or proc.stdout).strip()[-2000:]}"
+                f"environment: {said}"
             )
         python = folder / "bin" / "python"
         if not python.exists():

@@ -470,6 +470,7 @@ class WheelArchive:
                 self.path, f"a wheel has exactly one top-level .dist-info folder (found: {found})"
             )
         self.dist_info = dist_infos[0]
+        self._check_dist_info_name()
         self.record_name = f"{self.dist_info}/RECORD"
         for required in ("METADATA", "WHEEL", "RECORD"):
             if f"{self.dist_info}/{required}" not in by_name:
@@ -482,6 +483,34 @@ class WheelArchive:
                 self.path, f"more than one variant.json: {', '.join(variant_jsons)}"
             )
         self.variant_json_name = variant_jsons[0] if variant_jsons else None
+
+    def _check_dist_info_name(self) -> None:
+        """The ``.dist-info`` folder belongs to the project the file name gives (compared
+        canonically, as ``{name}-{version}.dist-info`` escapes the name): a wheel named ``foo``
+        never writes ``bar``'s metadata. A file whose name is not a wheel file name (a temporary
+        copy, a rewrite in progress) names no project to compare with; installing parses the
+        file name first."""
+        from fitwheel.variants.errors import InvalidWheelFilenameError
+        from fitwheel.variants.filenames import WheelFilename
+        from fitwheel.variants.names import canonicalize_name
+
+        filename = self.path.name
+        if self._reader is not None:  # a URL: its last path segment, unquoted
+            from urllib.parse import unquote
+
+            filename = unquote(filename.split("#", 1)[0].split("?", 1)[0])
+        try:
+            project = WheelFilename.parse(filename).normalized_name
+        except InvalidWheelFilenameError:
+            return
+        folder_name = self.dist_info[: -len(".dist-info")].partition("-")[0]
+        if canonicalize_name(folder_name) != project:
+            raise NotAWheelError(
+                self.path,
+                f"its .dist-info folder {self.dist_info!r} is not for project {project!r} "
+                f"that the file name {filename!r} gives: a wheel holds its own project's "
+                "metadata, never another's",
+            )
 
     def _check_layout(self) -> None:
         """Local headers must match the central directory and member data must not overlap
