@@ -59,8 +59,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from fitwheel.install.installer import InstallResult
+    from fitwheel.install.outcome import InstallOutcome
     from fitwheel.install.unpacked import UnpackedCache
-    from fitwheel.install.workflow import InstallOutcome
 
 FORMAT = 1
 
