@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from fitwheel.install.building import SourceBuilds
     from fitwheel.install.environment import TargetEnvironment
     from fitwheel.install.fetching import Fetcher
+    from fitwheel.install.session import EnvironmentSession
     from fitwheel.platform.profile import Profile
     from fitwheel.resolve.candidates import CandidateSource
     from fitwheel.resolve.requirements import UserInput
@@ -55,6 +56,7 @@ class InstallContext:
     __slots__ = (
         "config",
         "env",
+        "envs",
         "fetcher",
         "notice",
         "profile",
@@ -70,6 +72,7 @@ class InstallContext:
         self,
         request: StageSettings,
         env: TargetEnvironment,
+        envs: EnvironmentSession,
         *,
         config: IndexConfig,
         source: CandidateSource,
@@ -83,6 +86,8 @@ class InstallContext:
     ) -> None:
         self.request = request
         self.env = env
+        #: the environment session: its lock, recovery and inventory
+        self.envs = envs
         self.config = config
         self.source = source
         #: the HTTP session the indexes are read with

@@ -12,6 +12,7 @@ from packaging.version import InvalidVersion, Version
 
 from fitwheel.install.fetching import start_on_pin
 from fitwheel.install.outcome import InstallOutcome, Planned
+from fitwheel.install.session import installed_label
 from fitwheel.integrity import HashRequiredError
 from fitwheel.resolve.diagnose import shadowed
 from fitwheel.resolve.resolver import (
@@ -39,14 +40,6 @@ if TYPE_CHECKING:
 UserHashes = dict["NormalizedName", "UserRequirement"]
 
 
-def installed_label(dist: object) -> str | None:
-    """The variant label of an installed distribution (from its ``variant.json``), if any."""
-    from fitwheel.install.inventory import variant_of
-
-    text = getattr(dist, "read_text", lambda _n: None)("variant.json")
-    return variant_of(text, "variant.json")[0]
-
-
 def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
     """Resolve, and plan what happens to each pin; returns the outcome so far (its ``planned``
     list and warnings) and the ``--hash`` pins the fetch stage checks."""
@@ -55,7 +48,7 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
     early = start_prefetch(
         user, ctx.source, session=ctx.session, environment=env.markers, no_deps=request.no_deps
     )
-    installed_dists = env.installed()
+    installed_dists = ctx.envs.installed()
     installed_before = None
     if request.remember:
         from fitwheel.install.remembered import installed_state

@@ -3,6 +3,12 @@
 :func:`run_install` takes an :class:`InstallRequest` (what the flags say) and returns an
 :class:`InstallOutcome` (what was chosen, kept, fetched and installed); the CLI only renders it.
 
+The install goes by stages, each in a module of its own: plan (:mod:`~fitwheel.install.planning`:
+resolve, keep/install/reinstall, the ``--hash`` policy, the warnings), fetch
+(:mod:`~fitwheel.install.fetching`), build (:mod:`~fitwheel.install.building`) and place
+(:mod:`~fitwheel.install.placement`), inside one :class:`~fitwheel.install.session.
+EnvironmentSession` that holds the environment's lock from the moment its contents are read.
+
 A pinned source distribution is built into a wheel by :class:`fitwheel.sdist.builder.
 SourceBuilder`, whose build environments this same workflow fills (the build requirements are
 resolved and installed by fitwheel, with the request's indexes, caches and format options).
@@ -29,7 +35,7 @@ from fitwheel.install.fetching import Fetcher, fetch_stage
 from fitwheel.install.outcome import InstallOutcome, Planned
 from fitwheel.install.placement import place_stage
 from fitwheel.install.planning import add_torch_warnings, plan_stage
-from fitwheel.install.transaction import environment_lock, interruptible, recover
+from fitwheel.install.session import EnvironmentSession
 from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import CandidateSource, Options
 from fitwheel.resolve.requirements import UserInput, collect
@@ -178,13 +184,10 @@ def run_install(
     progress: Callable[[str, int], None] | None = None,
     notice: TextIO | None = None,
 ) -> InstallOutcome:
-    with interruptible():  # SIGTERM and SIGINT: every cleanup and rollback runs
-        if not request.no_cache:
-            return _run_install(request, cache_dir(request), target, profile, progress, notice)
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="fitwheel-cache-") as tmp:
-            return _run_install(request, Path(tmp), target, profile, progress, notice)
+    # SIGTERM and SIGINT: every cleanup and rollback runs; --no-cache: a temporary cache
+    with EnvironmentSession(notice=notice) as envs:
+        root = envs.temp_dir("fitwheel-cache-") if request.no_cache else cache_dir(request)
+        return _run_install(request, root, target, profile, progress, notice)
 
 
 def _check_configured_files(settings: PipSettings) -> None:
@@ -264,31 +267,32 @@ def _run_locked(
     sources: SourceBuilds,
 ) -> InstallOutcome:
     config, source, router = _candidate_source(request, env, session, user, target, profile)
-    ctx = InstallContext(
-        request,
-        env,
-        config=config,
-        source=source,
-        session=session,
-        user=user,
-        profile=profile,
-        fetcher=fetcher,
-        sources=sources,
-        router=router,
-        notice=notice,
-    )
     # Hold the environment from the moment its contents are read until the install is done,
     # so that two installs at once cannot both plan against the same old state.
-    with contextlib.ExitStack() as stack:
-        recovered: list[str] = []
-        if not request.dry_run:
-            stack.enter_context(environment_lock(env.prefix, notice=notice))
-            recovered = recover(env.prefix, env.scheme.values())
+    with EnvironmentSession(notice=notice) as envs:
+        if request.dry_run:
+            envs.look_at(env)
+        else:
+            envs.hold(env)
+        ctx = InstallContext(
+            request,
+            env,
+            envs,
+            config=config,
+            source=source,
+            session=session,
+            user=user,
+            profile=profile,
+            fetcher=fetcher,
+            sources=sources,
+            router=router,
+            notice=notice,
+        )
         outcome = _stages(ctx)
         if outcome.installed is not None:
-            outcome.installed.notes[:0] = recovered
+            outcome.installed.notes[:0] = envs.recovered
         else:
-            outcome.warnings += recovered
+            outcome.warnings += envs.recovered
         return outcome
 
 
