@@ -59,8 +59,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from fitwheel.install.installer import InstallResult
+    from fitwheel.install.outcome import InstallOutcome
     from fitwheel.install.unpacked import UnpackedCache
-    from fitwheel.install.workflow import InstallOutcome
 
 FORMAT = 1
 
@@ -517,10 +517,10 @@ class Recall:
             if dry_run:
                 record = self._valid(unpacked, installing=False)
                 return None if record is None else Replayed(record, None)
-            from fitwheel.install.transaction import environment_lock, interruptible, recover
+            from fitwheel.install.session import EnvironmentSession
 
-            with interruptible(), environment_lock(env.prefix, notice=notice):
-                self.recovered = recover(env.prefix, env.scheme.values())
+            with EnvironmentSession(notice=notice) as session:
+                self.recovered = session.hold(env)
                 record = self._valid(unpacked, installing=True)
                 if record is None:
                     return None

@@ -28,43 +28,60 @@ whatever is there now is ours); once it says ``committed`` the new state stands 
 folder is removed. A transaction folder without a journal never touched the environment and is
 simply deleted. Recovery trusts no path of a journal: it acts only on paths inside the
 environment (never on its scheme folders themselves) and on backups inside the transaction's
-own folder, and ignores a journal that names anything else. The lock (``flock`` on
-``{prefix}/.fitwheel/lock``) serialises fitwheel processes on one environment.
+own folder, and ignores a journal that names anything else (:mod:`fitwheel.install.recovery`).
+The lock (``flock`` on ``{prefix}/.fitwheel/lock``) serialises fitwheel processes on one
+environment.
 
-SIGTERM and SIGINT become :class:`KeyboardInterrupt` for a whole install (:func:`interruptible`):
-a transaction not yet committing is dropped, one committing rolls back, and while rolling back or
-finishing the signal waits (:func:`deferred`).
+SIGTERM and SIGINT become :class:`KeyboardInterrupt` for a whole install (:func:`interruptible`,
+:mod:`fitwheel.install.signals`): a transaction not yet committing is dropped, one committing
+rolls back, and while rolling back or finishing the signal waits (:func:`deferred`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import shutil
-import signal
-import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO
 
 from fitwheel.errors import FitwheelError
-from fitwheel.fs import atomic_write, link_or_copy, locked
+from fitwheel.fs import link_or_copy, locked
+from fitwheel.install.recovery import (
+    discard,
+    finish,
+    mark_committed,
+    move,
+    path_exists,
+    recover,
+    recovered_while_held,
+    rollback,
+    state_dir,
+    write_journal,
+)
+from fitwheel.install.signals import checkpoint, deferred, interruptible
 
-STATE_DIR = ".fitwheel"
+__all__ = [
+    "Entry",
+    "LinkGroup",
+    "Operation",
+    "Transaction",
+    "TransactionError",
+    "deferred",
+    "environment_lock",
+    "interruptible",
+    "recover",
+    "recovered_while_held",
+    "rollback",
+    "state_dir",
+]
+
 #: how a staged file is created: a new file only, not inherited by child processes
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-JOURNAL = "journal.json"
-COMMITTED = "committed"
 
 
 class TransactionError(FitwheelError):
     pass
-
-
-def state_dir(prefix: Path) -> Path:
-    return prefix / STATE_DIR
 
 
 @contextlib.contextmanager
@@ -77,35 +94,6 @@ def environment_lock(prefix: Path, *, notice: TextIO | None = None) -> Iterator[
 
     with locked(state_dir(prefix) / "lock", on_wait=waiting):
         yield
-
-
-# The journal and the commit mark guard against a killed process, whose writes the kernel still
-# completes: a rename makes each appear whole. They are not flushed to the disk, and neither are
-# the installed files (as with pip and uv): after a power cut the file system's own journal decides.
-def _write_journal(folder: Path, data: dict[str, Any]) -> None:
-    # json.dumps, not json.dump: only the former uses the C encoder (a journal lists every file)
-    atomic_write(folder / JOURNAL, json.dumps(data, separators=(",", ":")).encode("utf-8"))
-
-
-def _mark_committed(folder: Path) -> None:
-    """The commit point: a file of its own, so the (long) journal is written only once."""
-    (folder / COMMITTED).touch()
-
-
-def _move(src: str | Path, dst: str | Path, *, parents: bool = True) -> None:
-    if parents:
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-    try:
-        os.replace(src, dst)
-    except OSError as exc:
-        if exc.errno != 18:  # EXDEV: another filesystem (a scheme path outside the prefix)
-            raise
-        shutil.copy2(src, dst)
-        os.unlink(src)
-
-
-def _exists(path: str | Path) -> bool:
-    return os.path.lexists(path)
 
 
 class Operation:
@@ -234,158 +222,22 @@ class Transaction:
         if removed_set:
             removed_set -= placed.keys()
             removed_set -= {g.dst + n for g in groups for n in g.names}
-        folder = str(self.folder)
-        backup_root = os.path.join(folder, "backup")
-        build_root = os.path.join(folder, "build")
-        try:
-            txn_dev = os.stat(folder).st_dev
-        except OSError:
-            txn_dev = -1
-        count = 0
-
-        def next_backup() -> str:
-            nonlocal count
-            count += 1
-            return os.path.join(backup_root, str(count))
-
-        # top-level folders of site-packages that belong wholly to what is replaced
-        swapped: set[str] = set()
-        if owned:
-            for root in whole:
-                base = os.path.abspath(root) + os.sep
-                tops = {
-                    f[len(base) :].partition(os.sep)[0]
-                    for f in owned
-                    if f.startswith(base) and os.sep in f[len(base) :]
-                }
-                for top in sorted(tops):
-                    path = base + top
-                    if _wholly_owned(path, owned):
-                        swapped.add(path)
-        # folder -> "" (it exists: files go in one by one) or the new (or swapped) folder
-        # above it that is built whole; asked once per folder
-        state: dict[str, str] = {}
-        created: set[str] = set()
-
-        def entry_of(path: str) -> str:
-            known = state.get(path)
-            if known is not None:
-                return known
-            if path in swapped:
-                result = path
-            else:
-                parent = os.path.dirname(path)
-                above = "" if parent == path else entry_of(parent)
-                if above or parent in created:
-                    result = above
-                    if parent in created:
-                        created.add(path)
-                elif os.path.isdir(path):
-                    result = ""
-                elif _exists(path):
-                    raise TransactionError(f"cannot install a folder over the file {path}.")
-                elif _same_device(parent, txn_dev):
-                    result = path
-                else:
-                    # another filesystem than the transaction folder: no rename can move a
-                    # folder built there, so its files go in one by one
-                    created.add(path)
-                    result = ""
-            state[path] = result
-            return result
-
-        def backup_for(final: str) -> str | None:
-            if not _exists(final):
-                return None
-            if os.path.isdir(final) and not os.path.islink(final):
-                raise TransactionError(f"cannot install a file over the folder {final}.")
-            self.replaced.append(final)
-            return next_backup()
-
-        ops: list[Operation] = []
-        in_swapped = tuple(p + os.sep for p in swapped)
-        for final in sorted(removed_set):
-            if in_swapped and final.startswith(in_swapped):
-                continue
-            if _exists(final) and not os.path.isdir(final):
-                ops.append(Operation(final, next_backup(), None))
-        entries: set[str] = set()  # the folders built whole (those that get files)
-        self.replaced = []
-        build_moves: list[tuple[str, str]] = []
-        for final, staged in sorted(placed.items()):
-            parent = os.path.dirname(final)
-            entry = entry_of(parent)
-            if entry:
-                entries.add(entry)
-                build_moves.append((staged, build_root + final))
-            else:
-                exists = parent not in created
-                ops.append(Operation(final, backup_for(final) if exists else None, staged))
-        journal_linked: list[tuple[str, str | None]] = []
-        self.backed_up = []
-        direct: list[LinkGroup] = []
-        built: list[LinkGroup] = []
+        layout = _Layout(str(self.folder), _swapped(owned, whole))
+        layout.remove(removed_set)
+        layout.stage(placed)
         for group in groups:
-            root = group.dst.rstrip(os.sep) or os.sep
-            top_entry = entry_of(root)
-            if top_entry:
-                entries.add(top_entry)
-                built.append(
-                    LinkGroup(build_root + group.dst, group.src, group.names, group.dirs, group.top)
-                )
-                continue
-            # relative folder -> the folder built whole that holds it ("" when none)
-            here: dict[str, str] = {"": ""}
-            for rel in group.dirs:
-                entry = entry_of(group.dst + rel)
-                here[rel] = entry
-                if entry:
-                    entries.add(entry)
-            fresh = root in created
-            direct_names: list[str] = []
-            built_names: list[str] = []
-            for name in group.names:
-                rel = name.rpartition("/")[0]
-                found = here.get(rel)
-                if found is None:  # a folder the group did not list
-                    found = here[rel] = entry_of(group.dst + rel)
-                    if found:
-                        entries.add(found)
-                if found:
-                    built_names.append(name)
-                    continue
-                direct_names.append(name)
-                final = group.dst + name
-                if fresh or (rel and group.dst + rel in created):
-                    continue  # a folder this transaction creates: nothing to back up
-                backup = backup_for(final)
-                journal_linked.append((final, backup))
-                if backup is not None:
-                    self.backed_up.append((final, backup))
-            # the folders each part needs (those of the group's list; any it did not list are
-            # found from the names when the files are placed)
-            listed = len(here) == len(group.dirs) + 1
-            if direct_names:
-                dirs = [rel for rel in group.dirs if not here[rel]] if listed else []
-                direct.append(LinkGroup(group.dst, group.src, direct_names, dirs))
-            if built_names:
-                dirs = [rel for rel in group.dirs if here[rel]] if listed else []
-                built.append(LinkGroup(build_root + group.dst, group.src, built_names, dirs))
-        planned: list[Entry] = []
-        for path in sorted(entries | swapped, key=_entry_order):
-            backup = next_backup() if path in swapped else None
-            # a swapped folder that gets nothing new is only moved aside
-            build = build_root + path if path in entries else None
-            planned.append(Entry(path, build, backup))
-        self.groups = direct
-        self.build_groups = built
-        self.build_moves = build_moves
-        self.entries = planned
-        self._journal_linked = journal_linked
-        self.operations = ops
-        self.created_dirs = sorted(created, key=len)
-        if count:
-            os.makedirs(backup_root, exist_ok=True)
+            layout.link(group)
+        self.entries = layout.planned_entries()
+        self.operations = layout.ops
+        self.replaced = layout.replaced
+        self.build_moves = layout.build_moves
+        self.backed_up = layout.backed_up
+        self._journal_linked = layout.journal_linked
+        self.groups = layout.direct
+        self.build_groups = layout.built
+        self.created_dirs = sorted(layout.created, key=len)
+        if layout.count:
+            os.makedirs(layout.backup_root, exist_ok=True)
 
     def commit(self, *, hook: Any = None) -> None:
         """Apply the plan; on any failure (or SIGTERM/SIGINT) undo it and re-raise.
@@ -400,18 +252,18 @@ class Transaction:
             "created_dirs": self.created_dirs,
             "entries": [e.to_json() for e in self.entries],
         }
-        _write_journal(self.folder, journal)
+        write_journal(self.folder, journal)
 
         def step(op: Operation | None) -> None:
             if hook is not None:
                 hook(op)
-            _checkpoint()
+            checkpoint()
 
         # interruptible here too: a commit outside an install (uninstall, sync) rolls back on
         # SIGTERM and SIGINT as well
         with interruptible(), deferred():
             try:
-                _checkpoint()
+                checkpoint()
                 # 2. the new folders, complete, out of sight
                 made: set[str] = set()
                 for staged, target in self.build_moves:
@@ -422,14 +274,14 @@ class Transaction:
                     os.rename(staged, target)
                     step(Operation(target, None, staged))
                 _place_all(self.build_groups, self.link_mode, step if hook else None)
-                _checkpoint()
+                checkpoint()
                 # 3. files in folders that exist already, one by one
                 for op in self.operations:
                     if op.backup is not None:
-                        _move(op.final, op.backup)
+                        move(op.final, op.backup)
                         step(op)
                 for final, backup in self.backed_up:
-                    _move(final, backup)
+                    move(final, backup)
                     step(Operation(final, backup, None))
                 made = set()
                 for op in self.operations:
@@ -438,10 +290,10 @@ class Transaction:
                         if parent not in made:
                             os.makedirs(parent, exist_ok=True)
                             made.add(parent)
-                        _move(op.staged, op.final, parents=False)
+                        move(op.staged, op.final, parents=False)
                         step(op)
                 _place_all(self.groups, self.link_mode, step if hook else None, self._scratch())
-                _checkpoint()
+                checkpoint()
                 # 4. whole folders: one rename aside, one rename in, .dist-info last
                 for entry in self.entries:
                     if entry.backup is not None:
@@ -450,13 +302,13 @@ class Transaction:
                     if entry.build is not None:
                         os.rename(entry.build, entry.final)
                         step(Operation(entry.final, None, entry.build))
-                _mark_committed(self.folder)
+                mark_committed(self.folder)
             except BaseException:
                 rollback(self.folder)
                 raise
             if hook is not None:
                 hook(None)
-            _finish(self.folder, [op.final for op in self.operations if op.staged is None])
+            finish(self.folder, [op.final for op in self.operations if op.staged is None])
 
     def _scratch(self) -> str | None:
         """Where files copied into shared folders are made first (the transaction folder, on
@@ -470,7 +322,189 @@ class Transaction:
     def abandon(self) -> None:
         """Drop a transaction that never started committing."""
         with deferred():
-            _discard(self.folder)
+            discard(self.folder)
+
+
+def _swapped(owned: set[str], whole: Iterable[str]) -> set[str]:
+    """The top-level folders of ``whole`` (``site-packages``) that belong wholly to what is
+    removed: each is moved aside with one rename."""
+    swapped: set[str] = set()
+    if not owned:
+        return swapped
+    for root in whole:
+        base = os.path.abspath(root) + os.sep
+        tops = {
+            f[len(base) :].partition(os.sep)[0]
+            for f in owned
+            if f.startswith(base) and os.sep in f[len(base) :]
+        }
+        for top in sorted(tops):
+            path = base + top
+            if _wholly_owned(path, owned):
+                swapped.add(path)
+    return swapped
+
+
+class _Layout:
+    """Where each file of a transaction goes: into a folder built whole in ``build`` (a new
+    or swapped folder, moved in with one rename), or straight into a folder that exists (with
+    a backup of what it replaces). Filled by :meth:`remove`, :meth:`stage` and :meth:`link`,
+    in that order (backups are numbered as they are planned)."""
+
+    def __init__(self, folder: str, swapped: set[str]) -> None:
+        self.backup_root = os.path.join(folder, "backup")
+        self.build_root = os.path.join(folder, "build")
+        try:
+            self.txn_dev = os.stat(folder).st_dev
+        except OSError:
+            self.txn_dev = -1
+        self.count = 0
+        self.swapped = swapped
+        # folder -> "" (it exists: files go in one by one) or the new (or swapped) folder
+        # above it that is built whole; asked once per folder
+        self.state: dict[str, str] = {}
+        #: folders this transaction creates one by one (another filesystem than its folder)
+        self.created: set[str] = set()
+        #: the folders built whole (those that get files)
+        self.entries: set[str] = set()
+        self.ops: list[Operation] = []
+        self.replaced: list[str] = []
+        self.build_moves: list[tuple[str, str]] = []
+        self.journal_linked: list[tuple[str, str | None]] = []
+        self.backed_up: list[tuple[str, str]] = []
+        self.direct: list[LinkGroup] = []
+        self.built: list[LinkGroup] = []
+
+    def next_backup(self) -> str:
+        self.count += 1
+        return os.path.join(self.backup_root, str(self.count))
+
+    def entry_of(self, path: str) -> str:
+        """The folder built whole that holds ``path`` ("" when it goes in one by one)."""
+        known = self.state.get(path)
+        if known is not None:
+            return known
+        if path in self.swapped:
+            result = path
+        else:
+            parent = os.path.dirname(path)
+            above = "" if parent == path else self.entry_of(parent)
+            if above or parent in self.created:
+                result = above
+                if parent in self.created:
+                    self.created.add(path)
+            elif os.path.isdir(path):
+                result = ""
+            elif path_exists(path):
+                raise TransactionError(f"cannot install a folder over the file {path}.")
+            elif _same_device(parent, self.txn_dev):
+                result = path
+            else:
+                # another filesystem than the transaction folder: no rename can move a
+                # folder built there, so its files go in one by one
+                self.created.add(path)
+                result = ""
+        self.state[path] = result
+        return result
+
+    def backup_for(self, final: str) -> str | None:
+        if not path_exists(final):
+            return None
+        if os.path.isdir(final) and not os.path.islink(final):
+            raise TransactionError(f"cannot install a file over the folder {final}.")
+        self.replaced.append(final)
+        return self.next_backup()
+
+    def remove(self, removed: Iterable[str]) -> None:
+        """Files removed (those in a swapped folder go with it)."""
+        in_swapped = tuple(p + os.sep for p in self.swapped)
+        for final in sorted(removed):
+            if in_swapped and final.startswith(in_swapped):
+                continue
+            if path_exists(final) and not os.path.isdir(final):
+                self.ops.append(Operation(final, self.next_backup(), None))
+
+    def stage(self, placed: Mapping[str, str]) -> None:
+        """Staged files: moved into a folder being built, or into place with a rename."""
+        for final, staged in sorted(placed.items()):
+            parent = os.path.dirname(final)
+            entry = self.entry_of(parent)
+            if entry:
+                self.entries.add(entry)
+                self.build_moves.append((staged, self.build_root + final))
+            else:
+                fresh = parent in self.created
+                backup = None if fresh else self.backup_for(final)
+                self.ops.append(Operation(final, backup, staged))
+
+    def link(self, group: LinkGroup) -> None:
+        """A tree to link: split into the files linked into folders being built and those
+        linked straight into place."""
+        root = group.dst.rstrip(os.sep) or os.sep
+        top_entry = self.entry_of(root)
+        if top_entry:
+            self.entries.add(top_entry)
+            self.built.append(
+                LinkGroup(
+                    self.build_root + group.dst, group.src, group.names, group.dirs, group.top
+                )
+            )
+            return
+        # relative folder -> the folder built whole that holds it ("" when none)
+        here: dict[str, str] = {"": ""}
+        for rel in group.dirs:
+            here[rel] = self._entry_below(group.dst + rel)
+        direct_names, built_names = self._split_names(group, here, fresh=root in self.created)
+        # the folders each part needs (those of the group's list; any it did not list are
+        # found from the names when the files are placed)
+        listed = len(here) == len(group.dirs) + 1
+        if direct_names:
+            dirs = [rel for rel in group.dirs if not here[rel]] if listed else []
+            self.direct.append(LinkGroup(group.dst, group.src, direct_names, dirs))
+        if built_names:
+            dirs = [rel for rel in group.dirs if here[rel]] if listed else []
+            self.built.append(LinkGroup(self.build_root + group.dst, group.src, built_names, dirs))
+
+    def _entry_below(self, path: str) -> str:
+        entry = self.entry_of(path)
+        if entry:
+            self.entries.add(entry)
+        return entry
+
+    def _split_names(
+        self, group: LinkGroup, here: dict[str, str], *, fresh: bool
+    ) -> tuple[list[str], list[str]]:
+        """The group's names linked straight into place (each backed up, unless its folder
+        is new) and those linked into a folder being built."""
+        direct_names: list[str] = []
+        built_names: list[str] = []
+        for name in group.names:
+            rel = name.rpartition("/")[0]
+            found = here.get(rel)
+            if found is None:  # a folder the group did not list
+                found = here[rel] = self._entry_below(group.dst + rel)
+            if found:
+                built_names.append(name)
+                continue
+            direct_names.append(name)
+            final = group.dst + name
+            if fresh or (rel and group.dst + rel in self.created):
+                continue  # a folder this transaction creates: nothing to back up
+            backup = self.backup_for(final)
+            self.journal_linked.append((final, backup))
+            if backup is not None:
+                self.backed_up.append((final, backup))
+        return direct_names, built_names
+
+    def planned_entries(self) -> list[Entry]:
+        """Every folder moved in (or only aside) whole, code first, ``.dist-info`` last."""
+        planned: list[Entry] = []
+        for path in sorted(self.entries | self.swapped, key=_entry_order):
+            backup = self.next_backup() if path in self.swapped else None
+            # a swapped folder that gets nothing new is only moved aside
+            build = self.build_root + path if path in self.entries else None
+            planned.append(Entry(path, build, backup))
+        return planned
 
 
 def _entry_order(path: str) -> tuple[bool, str]:
@@ -501,21 +535,6 @@ def _wholly_owned(path: str, owned: set[str]) -> bool:
             if os.path.islink(full) and full not in owned:
                 return False
     return True
-
-
-def _missing_dirs(is_dir: Mapping[str, bool]) -> list[str]:
-    """Every folder the plan's files need that does not exist yet, parents first."""
-    missing: set[str] = set()
-    for folder, exists in is_dir.items():
-        while not exists and folder not in missing:
-            missing.add(folder)
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                break
-            known = is_dir.get(parent)
-            exists = os.path.isdir(parent) if known is None else known
-            folder = parent
-    return sorted(missing, key=len)
 
 
 def _without_overlaps(placed: Mapping[str, str], groups: Sequence[LinkGroup]) -> list[LinkGroup]:
@@ -658,273 +677,3 @@ def _place_names(
         try_link = link_or_copy(src + name, dst + name, link=try_link, scratch=scratch)
         if hook is not None:
             hook(Operation(dst + name, None, src + name))
-
-
-def _discard(folder: Path) -> None:
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def _prune_empty_parents(paths: Iterable[Path]) -> None:
-    """Remove folders that removing files left empty (``__pycache__``, a package, a dist-info)."""
-    for path in sorted({p.parent for p in paths}, key=lambda p: len(p.parts), reverse=True):
-        current = path
-        while current.name not in ("site-packages", "bin", "Scripts", "") and current.is_dir():
-            if not _only_empty_caches(current):
-                break
-            shutil.rmtree(current, ignore_errors=True)
-            current = current.parent
-
-
-def _only_empty_caches(folder: Path) -> bool:
-    for entry in folder.iterdir():
-        if entry.name == "__pycache__" and entry.is_dir() and not any(entry.iterdir()):
-            continue
-        return False
-    return True
-
-
-def _journal(folder: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((folder / JOURNAL).read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    if (folder / COMMITTED).exists():
-        data["state"] = "committed"
-    return data
-
-
-def _finish(folder: Path, removed: list[str] | None = None) -> None:
-    if removed is None:
-        removed = [
-            final for final, _b, staged in _journal(folder).get("operations", []) if staged is None
-        ]
-    _discard(folder)
-    _prune_empty_parents([Path(final) for final in removed])
-
-
-class _Bounds:
-    """Which paths a journal may name: files and folders inside the environment (but not its
-    scheme folders, nor fitwheel's state), and backups inside the transaction's own folder."""
-
-    def __init__(self, prefix: Path, folder: Path, scheme: Iterable[str]) -> None:
-        self.prefix = os.path.realpath(prefix)
-        self.own = os.path.realpath(folder)
-        self.state = os.path.join(self.prefix, STATE_DIR)
-        kept = {self.prefix}
-        # without the scheme: the folders every environment has
-        for name in ("bin", "Scripts", "lib", "lib64", "Lib"):
-            kept.add(os.path.join(self.prefix, name))
-        for root in scheme:
-            path = os.path.realpath(root)
-            while path.startswith(self.prefix + os.sep) and path not in kept:
-                kept.add(path)
-                path = os.path.dirname(path)
-        #: folders that must never be removed whole (the scheme folders and those above them)
-        self.kept = kept
-
-    @staticmethod
-    def _real(path: object) -> str | None:
-        if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
-            return None
-        if os.path.normpath(path) != path.rstrip(os.sep) and path != os.sep:
-            return None  # '..' or '.' parts
-        return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
-
-    def target(self, path: object, *, folder: bool = False) -> bool:
-        real = self._real(path)
-        if real is None or not real.startswith(self.prefix + os.sep):
-            return False
-        if real == self.state or real.startswith(self.state + os.sep):
-            return False
-        if folder and os.path.basename(real) in ("site-packages", "dist-packages"):
-            return False
-        return not (folder and real in self.kept)
-
-    def own_path(self, path: object) -> bool:
-        real = self._real(path)
-        return real is not None and real.startswith(self.own + os.sep)
-
-    def optional_own(self, path: object) -> bool:
-        return path is None or self.own_path(path)
-
-
-def _trusted(data: Mapping[str, Any], bounds: _Bounds) -> bool:
-    """Whether every path of a journal is one recovery may act on."""
-    try:
-        for final, backup, staged in data.get("operations", []):
-            if not (
-                bounds.target(final) and bounds.optional_own(backup) and bounds.optional_own(staged)
-            ):
-                return False
-        for final, backup in data.get("linked", []):
-            if not (bounds.target(final) and bounds.optional_own(backup)):
-                return False
-        for created in data.get("created_dirs", []):
-            if not bounds.target(created, folder=True):
-                return False
-        for final, build, backup in data.get("entries", []):
-            if not (
-                bounds.target(final, folder=True)
-                and bounds.optional_own(build)
-                and bounds.optional_own(backup)
-            ):
-                return False
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def rollback(folder: Path, scheme: Iterable[str] = ()) -> bool:
-    """Undo a ``prepared`` transaction (idempotent: safe to repeat after a crash). A journal
-    that names a path outside the environment is not acted on: False then."""
-    with deferred():
-        data = _journal(folder)
-        if data.get("state") != "prepared":
-            _discard(folder)
-            return True
-        if not _trusted(data, _Bounds(folder.parent.parent, folder, scheme)):
-            _discard(folder)
-            return False
-        for final_s, _build_s, backup_s in reversed(data.get("entries", [])):
-            if backup_s is None:
-                # a new folder: whatever stands there is ours
-                if _exists(final_s):
-                    _remove_tree(final_s)
-            elif _exists(backup_s):
-                if _exists(final_s):
-                    _remove_tree(final_s)
-                os.rename(backup_s, final_s)
-        for final_s, backup_s in reversed(data.get("linked", [])):
-            if backup_s is not None:
-                if _exists(backup_s):
-                    _move(backup_s, final_s)
-            elif _exists(final_s):
-                os.unlink(final_s)
-        for final_s, backup_s, staged_s in reversed(data.get("operations", [])):
-            final = Path(final_s)
-            if backup_s is not None:
-                if _exists(Path(backup_s)):
-                    _move(Path(backup_s), final)
-            elif staged_s is not None and not _exists(Path(staged_s)) and _exists(final):
-                final.unlink()
-        # a folder that did not exist when the transaction was planned holds only what it
-        # placed there (the lock kept everyone else out): it goes whole, parents first
-        for created in sorted(data.get("created_dirs", []), key=len):
-            _remove_tree(created)
-        _discard(folder)
-    return True
-
-
-def _remove_tree(path: str) -> None:
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-
-
-def recover(prefix: Path, scheme: Iterable[str] = ()) -> list[str]:
-    """Finish or undo transactions that a killed process left behind (call with the lock held).
-    ``scheme``: the environment's install folders, which recovery never removes whole.
-
-    Returns one line per transaction dealt with, for the user."""
-    root = state_dir(prefix)
-    notes: list[str] = []
-    if not root.is_dir():
-        return notes
-    scheme = list(scheme)
-    with deferred():
-        for folder in sorted(root.glob("txn-*")):
-            state = _journal(folder).get("state")
-            if state == "prepared":
-                if rollback(folder, scheme):
-                    notes.append(f"rolled back an interrupted install ({folder.name})")
-                else:
-                    notes.append(
-                        f"ignored the journal {folder / JOURNAL}: it names paths outside "
-                        f"{prefix}, which fitwheel never writes; nothing was changed"
-                    )
-            elif state == "committed":
-                _finish_trusted(folder, prefix, scheme)
-                notes.append(f"finished an interrupted install ({folder.name})")
-            else:
-                _discard(folder)
-    return notes
-
-
-def _finish_trusted(folder: Path, prefix: Path, scheme: Iterable[str]) -> None:
-    bounds = _Bounds(prefix, folder, scheme)
-    removed = [
-        final
-        for final, _b, staged in _journal(folder).get("operations", [])
-        if staged is None and bounds.target(final)
-    ]
-    _finish(folder, removed)
-
-
-class _Signals:
-    """SIGTERM and SIGINT as KeyboardInterrupt (see :func:`interruptible`)."""
-
-    depth = 0
-    deferring = 0
-    pending = False
-    previous: dict[int, Any] = {}  # noqa: RUF012 - one process-wide state
-
-
-def _on_signal(signum: int, frame: FrameType | None) -> None:
-    if _Signals.deferring:
-        _Signals.pending = True
-        return
-    raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def interruptible() -> Iterator[None]:
-    """For the block, SIGTERM and SIGINT raise KeyboardInterrupt (so that every ``finally``
-    and rollback runs) except inside :func:`deferred` blocks, where they wait for the next
-    :func:`_checkpoint`. Nested blocks share one installation of the handler."""
-    install = _Signals.depth == 0 and sys.platform != "win32" and _main_thread()
-    if install:
-        _Signals.previous = {
-            signal.SIGTERM: signal.signal(signal.SIGTERM, _on_signal),
-            signal.SIGINT: signal.signal(signal.SIGINT, _on_signal),
-        }
-        _Signals.pending = False
-    _Signals.depth += 1
-    try:
-        yield
-        if install and _Signals.pending:
-            _Signals.pending = False
-            raise KeyboardInterrupt
-    finally:
-        _Signals.depth -= 1
-        if install:
-            for signum, handler in _Signals.previous.items():
-                signal.signal(signum, handler)
-            _Signals.previous = {}
-
-
-@contextlib.contextmanager
-def deferred() -> Iterator[None]:
-    """A block that a signal does not interrupt (rolling back, finishing, placing files from
-    several threads): the signal waits for the next :func:`_checkpoint`."""
-    _Signals.deferring += 1
-    try:
-        yield
-    finally:
-        _Signals.deferring -= 1
-
-
-def _checkpoint() -> None:
-    """Where a commit may stop: raise the signal that arrived meanwhile."""
-    if _Signals.pending:
-        _Signals.pending = False
-        raise KeyboardInterrupt
-
-
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()

@@ -119,13 +119,13 @@ def uninstall(
     ``confirm`` is asked once, with every removal planned (None: no question); a name that is
     not installed is skipped. A distribution that cannot be planned (no RECORD) stops it all
     before anything changes."""
-    from fitwheel.install.inventory import read_inventory
-    from fitwheel.install.transaction import Transaction, deferred, environment_lock, recover
+    from fitwheel.install.session import EnvironmentSession
+    from fitwheel.install.transaction import Transaction, deferred
     from fitwheel.variants.names import canonicalize_name
 
-    with environment_lock(env.prefix, notice=notice):
-        notes = recover(env.prefix, env.scheme.values())
-        inventory = read_inventory(env.site_dirs)
+    with EnvironmentSession(notice=notice) as session:
+        notes = session.hold(env)
+        inventory = session.inventory()
         removals: list[Removal] = []
         missing: list[str] = []
         seen: set[str] = set()

@@ -10,7 +10,6 @@ lock does not list (``inexact`` keeps those), all or nothing.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -21,7 +20,8 @@ from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
-from fitwheel.install.transaction import Operation, environment_lock, recover
+from fitwheel.install.session import EnvironmentSession, installed_label
+from fitwheel.install.transaction import Operation
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel
 from fitwheel.lock.selection import Host, Selection, select
@@ -101,14 +101,6 @@ class SyncOutcome:
         self.files = files
         self.removed = removed
         self.installed = installed
-
-
-def installed_label(dist: object) -> str | None:
-    """The variant label of an installed distribution (install's reading of it)."""
-    from fitwheel.install.inventory import variant_of
-
-    text = getattr(dist, "read_text", lambda _n: None)("variant.json")
-    return variant_of(text, "variant.json")[0]
 
 
 def host_environment(request: SyncRequest) -> TargetEnvironment:
@@ -200,12 +192,13 @@ def run_sync(
         )
     selection = select(lock, host, allow_fallback=request.allow_fallback)
     layout = CacheLayout(cache_root(request.cache_dir, request.env))
-    with contextlib.ExitStack() as stack:
-        notes: list[str] = []
-        if not request.dry_run:
-            stack.enter_context(environment_lock(env.prefix, notice=notice))
-            notes = recover(env.prefix, env.scheme.values())
-        installed = env.installed()
+    with EnvironmentSession(notice=notice) as session:
+        if request.dry_run:
+            session.look_at(env)
+        else:
+            session.hold(env)
+        notes = session.recovered
+        installed = session.installed()
         files: list[SyncedFile] = []
         for package, wheel in selection.files:
             current = installed.get(canonicalize_name(package.name))

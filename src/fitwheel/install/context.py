@@ -1,0 +1,100 @@
+"""What the stages of an install (plan, fetch, build, place) share: the request's settings
+they read, the target environment, the indexes and the caches, in one
+:class:`InstallContext`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, TextIO
+
+if TYPE_CHECKING:
+    from fitwheel.index.config import IndexConfig
+    from fitwheel.index.http import Session
+    from fitwheel.install.building import SourceBuilds
+    from fitwheel.install.environment import TargetEnvironment
+    from fitwheel.install.fetching import Fetcher
+    from fitwheel.install.session import EnvironmentSession
+    from fitwheel.platform.profile import Profile
+    from fitwheel.resolve.candidates import CandidateSource
+    from fitwheel.resolve.requirements import UserInput
+    from fitwheel.torchbackend.routing import Router
+    from fitwheel.torchbackend.settings import TorchSettings
+
+
+class StageSettings(Protocol):
+    """The settings of an install request that its stages read (see
+    :class:`fitwheel.install.workflow.InstallRequest`)."""
+
+    @property
+    def dry_run(self) -> bool: ...
+    @property
+    def no_deps(self) -> bool: ...
+    @property
+    def upgrade(self) -> bool: ...
+    @property
+    def force_reinstall(self) -> bool: ...
+    @property
+    def require_hashes(self) -> bool: ...
+    @property
+    def allow_fallback(self) -> bool: ...
+    @property
+    def remember(self) -> bool: ...
+    @property
+    def index_strategy(self) -> str: ...
+    @property
+    def torch(self) -> TorchSettings | None: ...
+    @property
+    def compile_bytecode(self) -> bool: ...
+    @property
+    def link_mode(self) -> str: ...
+    @property
+    def allow_overwrite(self) -> bool: ...
+
+
+class InstallContext:
+    """One install's settings, environment, indexes, caches and environment session."""
+
+    __slots__ = (
+        "config",
+        "env",
+        "envs",
+        "fetcher",
+        "notice",
+        "profile",
+        "request",
+        "router",
+        "session",
+        "source",
+        "sources",
+        "user",
+    )
+
+    def __init__(
+        self,
+        request: StageSettings,
+        env: TargetEnvironment,
+        envs: EnvironmentSession,
+        *,
+        config: IndexConfig,
+        source: CandidateSource,
+        session: Session,
+        user: UserInput,
+        profile: Profile | None,
+        fetcher: Fetcher,
+        sources: SourceBuilds,
+        router: Router | None,
+        notice: TextIO | None,
+    ) -> None:
+        self.request = request
+        self.env = env
+        #: the environment session: its lock, recovery and inventory
+        self.envs = envs
+        self.config = config
+        self.source = source
+        #: the HTTP session the indexes are read with
+        self.session = session
+        self.user = user
+        self.profile = profile
+        self.fetcher = fetcher
+        self.sources = sources
+        self.router = router
+        self.notice = notice

@@ -1,0 +1,293 @@
+"""The plan stage of an install: resolve the requirements against the indexes and the
+installed distributions, decide for each pin whether it is kept, installed or reinstalled,
+apply the ``--hash`` policy, and gather the warnings about what was chosen."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from packaging.version import InvalidVersion, Version
+
+from fitwheel.install.fetching import start_on_pin
+from fitwheel.install.outcome import InstallOutcome, Planned
+from fitwheel.install.session import installed_label
+from fitwheel.integrity import HashRequiredError
+from fitwheel.resolve.diagnose import shadowed
+from fitwheel.resolve.resolver import (
+    Prefetch,
+    Resolution,
+    resolve,
+    skipped_versions,
+    start_prefetch,
+)
+from fitwheel.variants.names import canonicalize_name
+
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution
+
+    from packaging.utils import NormalizedName
+
+    from fitwheel.install.context import InstallContext, StageSettings
+    from fitwheel.platform.profile import Profile
+    from fitwheel.resolve.candidates import Candidate, CandidateSource
+    from fitwheel.resolve.requirements import UserInput, UserRequirement
+    from fitwheel.torchbackend.routing import Router
+    from fitwheel.variants.ordering import Target
+
+#: the ``--hash`` pins by project, each with the requirement that pins it
+UserHashes = dict["NormalizedName", "UserRequirement"]
+
+
+def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
+    """Resolve, and plan what happens to each pin; returns the outcome so far (its ``planned``
+    list and warnings) and the ``--hash`` pins the fetch stage checks."""
+    request, env, user = ctx.request, ctx.env, ctx.user
+    # the index answers while the environment is read
+    early = start_prefetch(
+        user, ctx.source, session=ctx.session, environment=env.markers, no_deps=request.no_deps
+    )
+    installed_dists = ctx.envs.installed()
+    installed_before = None
+    if request.remember:
+        from fitwheel.install.remembered import installed_state
+
+        installed_before = installed_state(env.site_dirs)
+    installed = _versions(installed_dists)
+    resolution = _resolve(ctx, installed, early)
+    user_hashes = hash_policy(request, user, resolution)
+    planned = plan_actions(
+        resolution, installed_dists, installed, user, force_reinstall=request.force_reinstall
+    )
+    outcome = InstallOutcome(env, ctx.config, resolution, planned, None)
+    if request.remember:
+        _remember(outcome, ctx, installed_before, user_hashes)
+    outcome.warnings += resolution.invalid
+    outcome.router = ctx.router
+    outcome.warnings += resolution_warnings(resolution, ctx.source, request.index_strategy)
+    return outcome, user_hashes
+
+
+def _versions(
+    installed_dists: Mapping[NormalizedName, Distribution],
+) -> dict[NormalizedName, Version]:
+    """The installed versions that are valid ones (the others are never kept)."""
+    installed: dict[NormalizedName, Version] = {}
+    for name, dist in installed_dists.items():
+        try:
+            installed[name] = Version(dist.version)
+        except InvalidVersion:
+            continue
+    return installed
+
+
+def _resolve(
+    ctx: InstallContext, installed: dict[NormalizedName, Version], early: Prefetch
+) -> Resolution:
+    """The resolution; each wheel starts downloading as it is pinned, unless hashes are to be
+    checked (the pins' own, after the resolution) or nothing is installed."""
+    request, user = ctx.request, ctx.user
+    on_pin = None
+    if not (request.dry_run or request.require_hashes) and not any(
+        item.hashes for item in user.requirements
+    ):
+        on_pin = start_on_pin(ctx.fetcher, installed, force_reinstall=request.force_reinstall)
+    ctx.sources.pinned = {item.name: item.hashes for item in user.requirements if item.hashes}
+    return resolve(
+        user,
+        ctx.source,
+        session=ctx.session,
+        environment=ctx.env.markers,
+        installed=installed,
+        upgrade=request.upgrade,
+        no_deps=request.no_deps,
+        devices=ctx.profile.devices if ctx.profile is not None else (),
+        allow_fallback=request.allow_fallback,
+        on_pin=on_pin,
+        build_metadata=ctx.sources.metadata,
+        prefetched=early,
+    )
+
+
+def hash_policy(request: StageSettings, user: UserInput, resolution: Resolution) -> UserHashes:
+    """The ``--hash`` pins by project; with ``--require-hashes`` every pin must have them, on
+    one exact version."""
+    if not request.require_hashes:
+        return {item.name: item for item in user.requirements if item.hashes}
+    by_name = {item.name: item for item in user.requirements}
+    for cand in resolution.pins:
+        item = by_name.get(cand.name)
+        if item is None or not item.hashes:
+            raise HashRequiredError(
+                f"--require-hashes is on, but {cand.name} {cand.version} has no --hash in the "
+                "requirements: list every distribution (dependencies too) with a pinned version "
+                "and its hashes."
+            )
+        specs = list(item.requirement.specifier)
+        if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
+            raise HashRequiredError(
+                f"--require-hashes is on, but {item.requirement} is not pinned with ==: hashes "
+                "only make sense for one exact version."
+            )
+    return by_name
+
+
+def plan_actions(
+    resolution: Resolution,
+    installed_dists: Mapping[NormalizedName, Distribution],
+    installed: Mapping[NormalizedName, Version],
+    user: UserInput,
+    *,
+    force_reinstall: bool,
+) -> list[Planned]:
+    """For each pin: "keep" (installed as chosen), "install" or "reinstall"."""
+    planned: list[Planned] = []
+    # a local project given by path is installed afresh, as pip does (its files may have changed)
+    local_builds = {item.name for item in user.requirements if item.source_path is not None}
+    for cand in resolution.pins:
+        current = installed_dists.get(cand.name)
+        action = "install"
+        if current is not None and cand.name in local_builds:
+            action = "reinstall"
+        elif current is not None and not force_reinstall:
+            same = (
+                installed.get(cand.name) == cand.version and installed_label(current) == cand.label
+            )
+            action = "keep" if same else "install"
+        elif current is not None:
+            action = "reinstall"
+        planned.append(
+            Planned(cand, cand.name in resolution.requested, action, sha256=cand.link.sha256)
+        )
+    return planned
+
+
+def _remember(
+    outcome: InstallOutcome,
+    ctx: InstallContext,
+    installed_before: list[object] | None,
+    user_hashes: UserHashes,
+) -> None:
+    """What a remembered resolution needs to know (:mod:`fitwheel.install.remembered`)."""
+    reads = ctx.session.reads
+    outcome.pages_read = reads if reads is not None else []
+    outcome.files_read = ctx.user.files
+    outcome.installed_before = installed_before
+    if user_hashes or ctx.request.require_hashes:
+        outcome.remember_blocked = "hash-checked"
+    elif ctx.sources.built:
+        outcome.remember_blocked = "built from source"
+
+
+def resolution_warnings(
+    resolution: Resolution, source: CandidateSource, index_strategy: str
+) -> list[str]:
+    """Skipped versions, shadowed projects, projects several indexes publish, yanked pins."""
+    out = skipped_versions(resolution)
+    out += shadowed(resolution.pins, resolution.specifiers, source)
+    for cand in resolution.pins:
+        served = source.finder.served_by.get(cand.name, [])
+        if len(served) > 1:
+            out.append(
+                f"{cand.name} is published on {len(served)} indexes ({', '.join(served)}); "
+                f"--index-strategy {index_strategy} let all of them count, and "
+                f"{cand.version} came from {_index_of(source, cand)}"
+            )
+    for cand in resolution.pins:
+        if cand.link.yanked is not None:
+            why = f": {cand.link.yanked}" if cand.link.yanked else ""
+            out.append(
+                f"{cand.name} {cand.version} ({cand.link.filename}) is yanked from its index{why}; "
+                "it is used only because a requirement pins that version exactly"
+            )
+    return out
+
+
+def _index_of(source: CandidateSource, cand: Candidate) -> str:
+    from fitwheel.index.finder import search_order
+
+    order = search_order(source.finder.config)
+    rank = source.finder.rank(cand.link)
+    return order[rank] if rank < len(order) else "--find-links"
+
+
+def add_torch_warnings(outcome: InstallOutcome, ctx: InstallContext) -> None:
+    """The fallback that was accepted, and GPU builds for a GPU the target does not have."""
+    router, profile = ctx.router, ctx.profile
+    if profile is None and router is None:
+        return
+    outcome.warnings += _backend_warnings(router)
+    torch = ctx.request.torch
+    extra = torch.extra_projects if torch is not None else ()
+    _add_gpu_builds(outcome, ctx.source.options.target, profile, router, extra)
+
+
+def _backend_warnings(router: Router | None) -> list[str]:
+    """A hand-named backend whose build does not run here, and an accepted fallback."""
+    out: list[str] = []
+    if router is not None and router.mismatch is not None and router.backend is not None:
+        out.append(
+            f"--torch-backend {router.backend} (from {router.settings.backend_origin}) was "
+            f"named by hand, but its build does not run here: {router.mismatch}; "
+            "--torch-backend auto chooses one that does"
+        )
+    if router is not None and router.choice is not None and router.choice.fell_back:
+        gpus = "; ".join(d.describe() for d in router.choice.unserved)
+        out.append(
+            f"no torch backend runs on the GPU here ({gpus}); the cpu build is installed "
+            "because --allow-fallback accepts it"
+        )
+    return out
+
+
+def _add_gpu_builds(
+    outcome: InstallOutcome,
+    target: Target | None,
+    profile: Profile | None,
+    router: Router | None,
+    extra_projects: Sequence[str],
+) -> None:
+    """GPU builds resolved for a target without that GPU (``outcome.gpu_builds``)."""
+    from fitwheel.torchbackend.gpubuild import build_kind, gpu_build_warnings
+
+    env, resolution = outcome.environment, outcome.resolution
+    pinned = [c.name for c in resolution.pins]
+    if not any(build_kind(c, pinned) for c in resolution.pins):
+        return  # no GPU build at all: the table is not needed
+    from fitwheel.torchbackend.table import load_backend_table
+
+    table = load_backend_table()
+    projects = {canonicalize_name(p) for p in table.projects}
+    projects |= {canonicalize_name(p) for p in extra_projects}
+    if not any(c.name in projects for c in resolution.pins):
+        return
+    by_name = {p.candidate.name: p for p in outcome.planned}
+
+    def size_of(cand: Candidate) -> int | None:
+        p = by_name.get(cand.name)
+        if p is not None and p.downloaded is not None:
+            with contextlib.suppress(OSError):
+                return p.downloaded.path.stat().st_size
+        return cand.link.size
+
+    def fitting() -> str | None:
+        if router is not None and router.choice is not None and router.choice.requested == "auto":
+            return router.backend
+        if target is None:
+            return None
+        from fitwheel.torchbackend.choose import choose_backend
+
+        choice = choose_backend(
+            table,
+            target,
+            profile.devices if profile is not None else (),
+            system=env.markers.get("platform_system", ""),
+            machine=env.markers.get("platform_machine", ""),
+            python_version=env.markers.get("python_version"),
+            torch_spec=None,
+        )
+        return choice.backend
+
+    outcome.gpu_builds = gpu_build_warnings(resolution.pins, projects, profile, size_of, fitting)
+    outcome.warnings += outcome.gpu_builds
