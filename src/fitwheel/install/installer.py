@@ -35,7 +35,8 @@ from fitwheel.install.transaction import (
     recover,
 )
 from fitwheel.install.uninstall import owned_files
-from fitwheel.install.unpacked import UnpackedCache, UnpackedWheel, UnpackError
+from fitwheel.install.unpacked import UnpackedCache, UnpackedWheel
+from fitwheel.install.unpacked_layout import UnpackError
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.names import canonicalize_name
