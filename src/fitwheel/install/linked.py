@@ -181,7 +181,10 @@ _absolute = functools.lru_cache(maxsize=256)(os.path.abspath)
 @functools.lru_cache(maxsize=256)
 def _record_prefix(base: str, root: str) -> str:
     """The folder ``base`` as RECORD names it: relative to the root scheme's folder ``root``,
-    ``/``-separated (worked out once per pair: every wheel of an install shares most)."""
+    ``/``-separated, "" for that folder itself (purelib and platlib are one folder in most
+    environments); worked out once per pair: every wheel of an install shares most."""
+    if base == root:
+        return ""
     return os.path.relpath(base, root).replace(os.sep, "/") + "/"
 
 
