@@ -29,6 +29,7 @@ from fitwheel.install.environment import TargetEnvironment
 from fitwheel.install.linked import CachedWheelPlan, LinkPlanError, plan_cached_wheel
 from fitwheel.install.resolved import Resolved, check_unpacked
 from fitwheel.install.transaction import (
+    JOURNAL,
     LinkGroup,
     Operation,
     Transaction,
@@ -165,17 +166,18 @@ def install_wheels(
             plans, removed_names, clash_notes = _plan(
                 env, wheels, txn, unpacked, remove, allow_overwrite
             )
-        except BaseException:
-            txn.abandon()
-            raise
-        notes += clash_notes
-        try:
             txn.commit(hook=commit_hook)
-        except OSError as exc:
-            full = _storage(exc, env, None)
+        except BaseException as exc:
+            if not (txn.folder / JOURNAL).exists():
+                # it never touched the environment (stopped while planning, or before its
+                # journal was whole): dropped with its private entries; once the journal is
+                # written, the commit rolls back itself (or the next run's recovery does)
+                txn.abandon()
+            full = _storage(exc, env, None) if isinstance(exc, OSError) else None
             if full is None:
                 raise
             raise full from exc
+        notes += clash_notes
         if compile_bytecode:
             _compile(env, plans, compile_timeout)
     return InstallResult(list(wheels), removed_names, notes)
