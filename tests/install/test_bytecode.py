@@ -40,12 +40,24 @@ def wheel(tmp_path: Path) -> Path:
 
 
 def _install(
-    env: TargetEnvironment, wheel: Path, cache: UnpackedCache | None, **options: object
+    env: TargetEnvironment,
+    wheel: Path,
+    cache: UnpackedCache | None,
+    *,
+    link_mode: str = "copy",
+    compile_timeout: float | None = None,
 ) -> None:
     item = WheelToInstall.from_path(wheel)
     if cache is not None:
         item.sha256 = sha256_of(wheel)
-    install_wheels(env, [item], unpacked=cache, compile_bytecode=True, **options)  # type: ignore[arg-type]
+    install_wheels(
+        env,
+        [item],
+        unpacked=cache,
+        compile_bytecode=True,
+        link_mode=link_mode,
+        compile_timeout=compile_timeout,
+    )
 
 
 def _pyc_of(module: Path) -> list[Path]:
@@ -58,8 +70,14 @@ def _record(site: Path) -> str:
 
 @pytest.mark.parametrize(("cached", "mode"), [(True, "hardlink"), (True, "copy"), (False, "copy")])
 def test_compiled_bytecode_is_recorded_and_uninstalled(
-    venv: Path, tmp_path: Path, wheel: Path, cached: bool, mode: str
+    venv: Path,
+    tmp_path: Path,
+    wheel: Path,
+    cached: bool,
+    mode: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)  # time-stamped byte-code, not hashed
     env = inspect_environment(str(venv), {})
     cache = UnpackedCache(tmp_path / "unpacked") if cached else None
     _install(env, wheel, cache, link_mode=mode)

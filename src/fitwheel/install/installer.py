@@ -160,6 +160,9 @@ def install_wheels(
         environment_lock(env.prefix, notice=notice) if lock else contextlib.nullcontext(),
     ):
         notes = recover(env.prefix, env.scheme.values())
+        if unpacked is None or all(wheel.sha256 is None for wheel in wheels):
+            # every file comes from a private entry, removed after: a link is a move there
+            link_mode = "hardlink"
         with deferred():  # a signal waits until the transaction is held (and abandoned)
             txn = Transaction(env.prefix, link_mode=link_mode)
         try:
