@@ -318,6 +318,42 @@ def test_local_wheel_file_and_usage_errors(tmp_path: Path, venv: Path) -> None:
     assert no_env.returncode == 1 and "--python" in no_env.stderr
 
 
+def test_a_wheel_file_with_no_cache_dir_and_compile_leaves_nothing_behind(
+    tmp_path: Path, venv: Path
+) -> None:
+    """``--no-cache-dir``: the temporary cache and the transaction folder are gone afterwards;
+    ``--compile``: the byte-code is listed in RECORD, and uninstalling removes it."""
+    wheel = make_wheel(tmp_path / "w", "solo", "1.0", files={"solo/__init__.py": "BUILD = 1\n"})
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = clean_env(TMPDIR=str(temp), FITWHEEL_CACHE_DIR=str(tmp_path / "cache"))
+    args = ["--no-index", "--no-variants", "--no-cache-dir", "--compile", "--python", str(venv)]
+    done = subprocess.run(
+        [*FITWHEEL, "install", *args, str(wheel)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(temp.iterdir()) == []
+    assert not (tmp_path / "cache").exists()
+    assert sorted(p.name for p in (venv / ".fitwheel").iterdir()) == ["lock"]
+    site = next((venv / "lib").glob("python*/site-packages"))
+    (pyc,) = (site / "solo" / "__pycache__").glob("__init__.*.pyc")
+    record = (site / "solo-1.0.dist-info" / "RECORD").read_text()
+    assert f"{pyc.relative_to(site).as_posix()},,\n" in record
+    gone = subprocess.run(
+        [*FITWHEEL, "uninstall", "--python", str(venv), "-y", "solo"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert gone.returncode == 0, gone.stderr
+    assert not list(site.glob("solo*"))
+
+
 def test_installed_wheels_are_valid_for_uv(tmp_path: Path, server: str, venv: Path) -> None:
     done = from_index(
         tmp_path,

@@ -2,8 +2,9 @@
 
 Usage: python child_install.py VENV KILL_AT WHEEL...   (KILL_AT -1: never)
 
-With ``FITWHEEL_TEST_UNPACKED`` set, the wheels go through that unpacked-wheel cache and are
-hard-linked into place; otherwise through the general path.
+With ``FITWHEEL_TEST_UNPACKED`` set, the wheels go through that unpacked-wheel cache; otherwise
+each is unpacked into a private entry in the transaction folder. Either way they are hard-linked
+into place.
 """
 
 import os

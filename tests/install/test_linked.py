@@ -18,7 +18,7 @@ from fitwheel.install.linked import (
     shebang,
 )
 from fitwheel.install.transaction import LinkGroup, _without_overlaps
-from fitwheel.install.unpacked import CachedLayout, CachedMember, UnpackError, layout
+from fitwheel.install.unpacked_layout import CachedLayout, CachedMember, UnpackError, layout
 from fitwheel.wheel.record import record_line
 
 WHEEL = "Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"

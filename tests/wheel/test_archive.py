@@ -100,9 +100,11 @@ def test_weak_or_unknown_record_hashes_are_refused(algorithm: str) -> None:
         parse_record(f"a.py,{algorithm}=abc,1\n".encode())
 
 
-def test_the_general_install_path_checks_the_wheel_with_the_one_reader(tmp_path: Path) -> None:
-    """``--compile`` installs through the PyPA installer library; the wheel is checked by the
-    one reader first, so a hostile wheel is refused there too."""
+def test_an_uncached_compiled_install_checks_the_wheel_with_the_one_reader(
+    tmp_path: Path,
+) -> None:
+    """``--compile --no-cache-dir`` installs through the same reader as every install: a
+    hostile wheel is refused there too."""
     from tests.wheel.hostile_zip import hostile_wheel
 
     wheel = hostile_wheel(tmp_path / "w", "overlapping-members")

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fitwheel.fs import CacheLayout, locked
-from fitwheel.install.unpacked import MANIFEST, CachedLayout, _read_members, check_members
+from fitwheel.install.unpacked import check_members
+from fitwheel.install.unpacked_layout import MANIFEST, CachedLayout, read_members
 
 #: leftovers of killed processes (temporary folders, partial downloads) older than this go
 _STALE_SECONDS = 3600
@@ -95,7 +96,7 @@ def _unpacked_problem(entry: Path) -> str | None:
     if data is None:
         return "its manifest is of another version or shape"
     try:
-        members = _read_members(entry)
+        members = read_members(entry)
     except (OSError, ValueError) as exc:
         return f"its member list cannot be read ({exc})"
     return check_members(entry, members, hashes=True)

@@ -1,21 +1,24 @@
 """Install a set of wheel files into an environment, all of them or none.
 
-A wheel whose content hash is known is unpacked once into the unpacked-wheel cache, and its files
-are linked (or copied) from there into place (:mod:`fitwheel.install.linked`). Other wheels, and
-byte-compiled installs, go through the PyPA ``installer`` library into one transaction's staging
-folder (:class:`StagingDestination`). The files of replaced versions are planned for removal;
-then the transaction commits (see :mod:`fitwheel.install.transaction`). Before any of it, each
-wheel is checked to be what was resolved (:mod:`fitwheel.install.resolved`).
+Every wheel takes one path. It is unpacked by the one reader, which checks the archive, RECORD
+and every member's hash as it writes (:mod:`fitwheel.install.unpacking`): once into the
+unpacked-wheel cache when its content hash is known and a cache is given, else into a private
+entry inside the install's transaction folder, removed with that folder whatever happens (commit,
+failure, interrupt; a killed run's folder goes at the next run's recovery). Each wheel is checked
+to be what was resolved (:mod:`fitwheel.install.resolved`); its files are planned from the entry
+(:mod:`fitwheel.install.linked`): linked or copied into place, and RECORD, INSTALLER and scripts
+written. The files of replaced versions are planned for removal; then the transaction commits
+(see :mod:`fitwheel.install.transaction`). Byte-compiling (``compile_bytecode``) follows the
+commit, under the environment's lock (:mod:`fitwheel.install.bytecode`): the install stands
+whatever the compiler does.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import re
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -23,9 +26,10 @@ from typing import Any, TextIO
 from fitwheel.errors import FitwheelError, InvalidWheelError
 from fitwheel.fs import storage_error
 from fitwheel.install.environment import TargetEnvironment
-from fitwheel.install.linked import LinkPlanError, plan_cached_wheel
-from fitwheel.install.resolved import Resolved, check_unpacked, check_wheel
+from fitwheel.install.linked import CachedWheelPlan, LinkPlanError, plan_cached_wheel
+from fitwheel.install.resolved import Resolved, check_unpacked
 from fitwheel.install.transaction import (
+    JOURNAL,
     LinkGroup,
     Operation,
     Transaction,
@@ -35,7 +39,8 @@ from fitwheel.install.transaction import (
     recover,
 )
 from fitwheel.install.uninstall import owned_files
-from fitwheel.install.unpacked import UnpackedCache, UnpackedWheel, UnpackError
+from fitwheel.install.unpacked import UnpackedCache, UnpackedWheel, unpack_entry
+from fitwheel.install.unpacked_layout import UnpackError
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.names import canonicalize_name
@@ -138,111 +143,151 @@ def install_wheels(
     commit_hook: Callable[[Operation], None] | None = None,
     allow_overwrite: bool = False,
     remove: Sequence[str] = (),
+    compile_timeout: float | None = None,
 ) -> InstallResult:
     """Install ``wheels`` into ``env``; replaced versions of the same names are removed, and
     so are the installed distributions named in ``remove``, in the same transaction.
 
-    ``lock=False``: the caller already holds the environment's lock. ``allow_overwrite``: a
-    file another installed distribution owns may be replaced (the new one's RECORD lists it);
-    the environment's own files never are."""
+    ``unpacked``: the cache that wheels with a known ``sha256`` are unpacked into (the others
+    are unpacked into a private entry, removed after). ``lock=False``: the caller already holds
+    the environment's lock. ``allow_overwrite``: a file another installed distribution owns may
+    be replaced (the new one's RECORD lists it); the environment's own files never are.
+    ``compile_bytecode``: the installed modules are byte-compiled once the install has
+    committed, within ``compile_timeout`` seconds (None: the default bound; see
+    :mod:`fitwheel.install.bytecode`)."""
     with (
         interruptible(),
         environment_lock(env.prefix, notice=notice) if lock else contextlib.nullcontext(),
     ):
         notes = recover(env.prefix, env.scheme.values())
-        numbers = itertools.count()
+        if unpacked is None or all(wheel.sha256 is None for wheel in wheels):
+            # every file comes from a private entry, removed after: a link is a move there
+            link_mode = "hardlink"
         with deferred():  # a signal waits until the transaction is held (and abandoned)
             txn = Transaction(env.prefix, link_mode=link_mode)
         try:
-            # final path -> staged file (a later wheel's replaces an earlier one's), and trees
-            # of cached files to link (where a staged file or a later tree has the same path,
-            # that one wins)
-            placed: dict[str, str] = {}
-            groups: list[LinkGroup] = []
-            #: which wheel each group and each staged file comes from (for error messages)
-            sources: list[tuple[WheelToInstall, list[LinkGroup], list[str]]] = []
-            for wheel in wheels:
-                scheme = {**env.scheme, "headers": _headers_scheme(env, wheel.name)}
-                extra = {"INSTALLER": INSTALLER_NAME}
-                if wheel.requested:
-                    extra["REQUESTED"] = b""
-                if wheel.direct_url is not None:
-                    extra["direct_url.json"] = json.dumps(wheel.direct_url).encode()
-                try:
-                    cached = None
-                    if unpacked is not None and wheel.sha256 is not None:
-                        # its members checked once, when unpacked; the archive is not read again
-                        cached = unpacked.get(wheel.path, wheel.sha256)
-                        if not wheel.checked:
-                            check_unpacked(
-                                cached,
-                                wheel.path,
-                                wheel.path.name,
-                                wheel.name,
-                                wheel.version,
-                                wheel.resolved,
-                            )
-                    elif not wheel.checked:
-                        check_wheel(
-                            wheel.path, wheel.path.name, wheel.name, wheel.version, wheel.resolved
-                        )
-                    if cached is not None and not compile_bytecode:
-                        plan = plan_cached_wheel(
-                            cached,
-                            scheme,
-                            interpreter=env.python,
-                            extra_metadata=extra,
-                        )
-                        groups.extend(plan.groups)
-                        for final, content, executable in plan.written:
-                            placed[final] = txn.stage_bytes(content, executable=executable)
-                        sources.append((wheel, plan.groups, [w[0] for w in plan.written]))
-                        continue
-                    staged = _stage_with_installer(
-                        env, wheel, scheme, txn, extra, compile_bytecode, numbers, cached, link_mode
-                    )
-                except (UnpackError, InvalidWheelError) as exc:
-                    raise InstallError(f"{exc}. Nothing was changed in {env.prefix}.") from exc
-                except (LinkPlanError, ValueError, OSError, KeyError) as exc:
-                    full = _storage(exc, env, unpacked)
-                    if full is not None:
-                        raise full from exc
-                    raise InstallError(
-                        f"cannot install {wheel.path.name}: {exc}. Nothing was changed in "
-                        f"{env.prefix}."
-                    ) from exc
-                placed.update(staged)
-                sources.append((wheel, [], list(staged)))
-            removed_names: list[str] = []
-            removed: set[str] = set()
-            replaced = [canonicalize_name(wheel.name) for wheel in wheels]
-            names = [*replaced, *(canonicalize_name(n) for n in remove)]
-            # reading every installed distribution costs more than installing a few small
-            # wheels: only when one of these names may be among them
-            installed = env.installed() if env.maybe_installed(names) else {}
-            for name in names:
-                old = installed.get(name)
-                if old is not None:
-                    removed.update(str(path) for path in owned_files(old, env.prefix))
-                    removed_names.append(f"{old.metadata['Name']} {old.version}")
-            _refuse_environment_files(env, placed, groups, sources)
-            txn.plan(placed, removed, groups, whole=env.site_dirs)
-            clashes = [final for final in txn.replaced if final not in removed]
-            if clashes:
-                if not installed:
-                    installed = env.installed()
-                notes += _check_owners(env, clashes, sources, installed, allow_overwrite)
-        except BaseException:
-            txn.abandon()
-            raise
-        try:
+            plans, removed_names, clash_notes = _plan(
+                env, wheels, txn, unpacked, remove, allow_overwrite
+            )
             txn.commit(hook=commit_hook)
-        except OSError as exc:
-            full = _storage(exc, env, None)
+        except BaseException as exc:
+            if not (txn.folder / JOURNAL).exists():
+                # it never touched the environment (stopped while planning, or before its
+                # journal was whole): dropped with its private entries; once the journal is
+                # written, the commit rolls back itself (or the next run's recovery does)
+                txn.abandon()
+            full = _storage(exc, env, None) if isinstance(exc, OSError) else None
             if full is None:
                 raise
             raise full from exc
+        notes += clash_notes
+        if compile_bytecode:
+            _compile(env, plans, compile_timeout)
     return InstallResult(list(wheels), removed_names, notes)
+
+
+#: which wheel each group and each written file comes from (for error messages)
+_Sources = list[tuple[WheelToInstall, list[LinkGroup], list[str]]]
+
+
+def _plan(
+    env: TargetEnvironment,
+    wheels: Sequence[WheelToInstall],
+    txn: Transaction,
+    unpacked: UnpackedCache | None,
+    remove: Sequence[str],
+    allow_overwrite: bool,
+) -> tuple[list[tuple[WheelToInstall, CachedWheelPlan]], list[str], list[str]]:
+    """Plan the transaction: every wheel's files, and the files of the distributions it
+    replaces or removes. Returns each wheel's plan, the distributions removed and the notes."""
+    # final path -> staged file (a later wheel's replaces an earlier one's), and trees of files
+    # to link (where a staged file or a later tree has the same path, that one wins)
+    placed: dict[str, str] = {}
+    groups: list[LinkGroup] = []
+    sources: _Sources = []
+    plans: list[tuple[WheelToInstall, CachedWheelPlan]] = []
+    for number, wheel in enumerate(wheels):
+        plan = _plan_wheel(env, wheel, unpacked, txn.folder / "unpacked" / str(number))
+        groups.extend(plan.groups)
+        for final, content, executable in plan.written:
+            placed[final] = txn.stage_bytes(content, executable=executable)
+        sources.append((wheel, plan.groups, [w[0] for w in plan.written]))
+        plans.append((wheel, plan))
+    removed_names: list[str] = []
+    removed: set[str] = set()
+    replaced = [canonicalize_name(wheel.name) for wheel in wheels]
+    names = [*replaced, *(canonicalize_name(n) for n in remove)]
+    # reading every installed distribution costs more than installing a few small wheels: only
+    # when one of these names may be among them
+    installed = env.installed() if env.maybe_installed(names) else {}
+    for name in names:
+        old = installed.get(name)
+        if old is not None:
+            removed.update(str(path) for path in owned_files(old, env.prefix))
+            removed_names.append(f"{old.metadata['Name']} {old.version}")
+    _refuse_environment_files(env, placed, groups, sources)
+    txn.plan(placed, removed, groups, whole=env.site_dirs)
+    notes: list[str] = []
+    clashes = [final for final in txn.replaced if final not in removed]
+    if clashes:
+        if not installed:
+            installed = env.installed()
+        notes = _check_owners(env, clashes, sources, installed, allow_overwrite)
+    return plans, removed_names, notes
+
+
+def _plan_wheel(
+    env: TargetEnvironment,
+    wheel: WheelToInstall,
+    unpacked: UnpackedCache | None,
+    private: Path,
+) -> CachedWheelPlan:
+    """Where the files of ``wheel`` go, from its entry in ``unpacked`` (when its hash is
+    known), else from a private entry unpacked into the folder ``private``."""
+    scheme = {**env.scheme, "headers": _headers_scheme(env, wheel.name)}
+    extra = {"INSTALLER": INSTALLER_NAME}
+    if wheel.requested:
+        extra["REQUESTED"] = b""
+    if wheel.direct_url is not None:
+        extra["direct_url.json"] = json.dumps(wheel.direct_url).encode()
+    try:
+        entry = _entry(wheel, unpacked, private)
+        if not wheel.checked:
+            # its members checked when unpacked; the archive is not read again
+            check_unpacked(
+                entry, wheel.path, wheel.path.name, wheel.name, wheel.version, wheel.resolved
+            )
+        return plan_cached_wheel(entry, scheme, interpreter=env.python, extra_metadata=extra)
+    except (UnpackError, InvalidWheelError) as exc:
+        raise InstallError(f"{exc}. Nothing was changed in {env.prefix}.") from exc
+    except (LinkPlanError, ValueError, OSError, KeyError) as exc:
+        full = _storage(exc, env, unpacked)
+        if full is not None:
+            raise full from exc
+        raise InstallError(
+            f"cannot install {wheel.path.name}: {exc}. Nothing was changed in {env.prefix}."
+        ) from exc
+
+
+def _entry(wheel: WheelToInstall, unpacked: UnpackedCache | None, private: Path) -> UnpackedWheel:
+    if unpacked is not None and wheel.sha256 is not None:
+        return unpacked.get(wheel.path, wheel.sha256)
+    private.mkdir(parents=True)
+    return unpack_entry(wheel.path, private)
+
+
+def _compile(
+    env: TargetEnvironment,
+    plans: list[tuple[WheelToInstall, CachedWheelPlan]],
+    timeout: float | None,
+) -> None:
+    from fitwheel.install.bytecode import COMPILE_TIMEOUT, ToCompile, compile_installed
+
+    dists = []
+    for wheel, plan in plans:
+        record, content = plan.record
+        dists.append(ToCompile(f"{wheel.name} {wheel.version}", record, content, plan.modules()))
+    compile_installed(env.python, dists, timeout=COMPILE_TIMEOUT if timeout is None else timeout)
 
 
 def _storage(
@@ -260,9 +305,10 @@ def _storage(
         )
     state = str(env.prefix / ".fitwheel") + os.sep
     if isinstance(exc, OSError) and path and str(path).startswith(state):
-        # a folder being built in the transaction: name the path it was built for
-        _txn, _sep, final = str(path)[len(state) :].partition(os.sep + "build" + os.sep)
-        exc.filename = os.sep + final if final else None
+        # a folder being built in the transaction: name the path it was built for (none for
+        # the transaction's other files: a private entry, a staged file)
+        _txn, build, final = [*str(path)[len(state) :].split(os.sep, 2), "", ""][:3]
+        exc.filename = os.sep + final if build == "build" and final else None
     return storage_error(
         exc, "the environment", env.prefix, "free some space there; nothing was changed in it"
     )
@@ -377,50 +423,3 @@ def _check_owners(
             )
         notes.append(f"{wheel} replaced {final}, which belonged to {owner} (--allow-overwrite)")
     return notes
-
-
-def _stage_with_installer(
-    env: TargetEnvironment,
-    wheel: WheelToInstall,
-    scheme: dict[str, str],
-    txn: Transaction,
-    extra: dict[str, bytes],
-    compile_bytecode: bool,
-    numbers: itertools.count[int],
-    cached: UnpackedWheel | None,
-    link_mode: str,
-) -> dict[str, str]:
-    """The general path: the PyPA ``installer`` library writes the wheel into staging."""
-    from installer import install
-    from installer.exceptions import InstallerError
-    from installer.sources import WheelFile
-
-    from fitwheel.install.staging import StagingDestination, UnpackedWheelSource
-
-    destination = StagingDestination(
-        scheme,
-        prefix=env.prefix,
-        stage_root=txn.stage_root,
-        interpreter=env.python,
-        compile_bytecode=compile_bytecode,
-        numbers=numbers,
-        link_mode=link_mode,
-    )
-    try:
-        if cached is not None:
-            install(UnpackedWheelSource(cached), destination, extra)
-        else:
-            from fitwheel.wheel.archive import verify_wheel
-
-            # the one reader checks the archive, RECORD and every hash before installer reads it
-            for problem in verify_wheel(wheel.path):
-                warnings.warn(f"{wheel.path.name}: {problem}", stacklevel=2)
-            with WheelFile.open(wheel.path) as source:
-                install(source, destination, extra)
-    except InvalidWheelError as exc:
-        raise InstallError(f"{exc}. Nothing was changed in {env.prefix}.") from exc
-    except InstallerError as exc:
-        raise InstallError(
-            f"cannot install {wheel.path.name}: {exc}. Nothing was changed in {env.prefix}."
-        ) from exc
-    return destination.placed

@@ -1,15 +1,14 @@
-"""The install plan of a wheel from the unpacked-wheel cache: which cached files go where.
+"""The install plan of an unpacked wheel: which of its files go where.
 
-The general path (:mod:`fitwheel.install.staging` under the PyPA ``installer`` library) streams
-every file through a destination object. For a wheel already unpacked and checked in the cache
-that per-file machinery costs more than the I/O, so the cache keeps the wheel's layout (the files
-of the root scheme folder, the folders they need, their RECORD lines, the ``.data`` members; see
-:mod:`fitwheel.install.unpacked`) and here it becomes the plan: link groups (a destination folder,
-a source folder and the names to link from one to the other), and the few files that must be
-written rather than linked (RECORD, INSTALLER, REQUESTED, ``direct_url.json``, console scripts,
-and ``.data/scripts`` files, whose ``#!python`` line names the target interpreter). The
-transaction links the groups into place when it commits. The layout and RECORD match the general
-path's; a test installs one wheel both ways and compares."""
+Every wheel reaches an environment this way. A wheel is unpacked once (into the unpacked-wheel
+cache, or into a private entry in the install's transaction folder when the cache does not hold
+it; see :mod:`fitwheel.install.unpacked`), with its layout worked out there: the files of the root
+scheme folder, the folders they need, their RECORD lines, the ``.data`` members. Here that layout
+becomes the plan: link groups (a destination folder, a source folder and the names to link from
+one to the other), and the few files that must be written rather than linked (RECORD, INSTALLER,
+REQUESTED, ``direct_url.json``, console scripts, and ``.data/scripts`` files, whose ``#!python``
+line names the target interpreter). The transaction links (or copies) the groups into place when
+it commits; byte-compiling, when asked for, follows (:mod:`fitwheel.install.bytecode`)."""
 
 from __future__ import annotations
 
@@ -40,15 +39,34 @@ class LinkPlanError(FitwheelError):
 
 class CachedWheelPlan:
     """``groups``: trees of cached files to link; ``written``: (final path, content,
-    executable) of the files written instead; ``skipped``: members left out (byte-code folders
-    shipped inside the wheel)."""
+    executable) of the files written instead, RECORD last; ``skipped``: members left out
+    (byte-code folders shipped inside the wheel)."""
 
-    __slots__ = ("groups", "skipped", "written")
+    __slots__ = ("groups", "libraries", "skipped", "written")
 
     def __init__(self) -> None:
         self.groups: list[LinkGroup] = []
         self.written: list[tuple[str, bytes, bool]] = []
         self.skipped: list[str] = []
+        #: the groups that go to purelib or platlib, each with its folder as RECORD names it
+        #: (relative to the root scheme folder, ``/``-separated, "" for that folder itself)
+        self.libraries: list[tuple[LinkGroup, str]] = []
+
+    @property
+    def record(self) -> tuple[str, bytes]:
+        """The RECORD file: its final path and content."""
+        final, content, _executable = self.written[-1]
+        return final, content
+
+    def modules(self) -> list[tuple[str, str]]:
+        """(final path, path as RECORD names it) of each ``.py`` file that goes to purelib or
+        platlib: the modules that byte-compiling compiles."""
+        return [
+            (group.dst + name, prefix + name)
+            for group, prefix in self.libraries
+            for name in group.names
+            if name.endswith(".py")
+        ]
 
 
 def _digest(content: bytes) -> str:
@@ -163,7 +181,10 @@ _absolute = functools.lru_cache(maxsize=256)(os.path.abspath)
 @functools.lru_cache(maxsize=256)
 def _record_prefix(base: str, root: str) -> str:
     """The folder ``base`` as RECORD names it: relative to the root scheme's folder ``root``,
-    ``/``-separated (worked out once per pair: every wheel of an install shares most)."""
+    ``/``-separated, "" for that folder itself (purelib and platlib are one folder in most
+    environments); worked out once per pair: every wheel of an install shares most."""
+    if base == root:
+        return ""
     return os.path.relpath(base, root).replace(os.sep, "/") + "/"
 
 
@@ -195,6 +216,7 @@ def plan_cached_wheel(
     plan.groups.append(
         LinkGroup(root_base + os.sep, files, list(manifest.root_files), list(manifest.root_dirs))
     )
+    plan.libraries.append((plan.groups[0], ""))
     record = [manifest.root_record]
     data_prefix = unpacked.data_dir + "/"
     by_scheme: dict[str, LinkGroup] = {}
@@ -224,6 +246,8 @@ def plan_cached_wheel(
                 bases[target] + os.sep, f"{files}{data_prefix}{target}/", [], []
             )
             plan.groups.append(group)
+            if target in ("purelib", "platlib"):
+                plan.libraries.append((group, prefix(target)))
         group.names.append(sub)
         group.dirs.extend(d for d in _parents(sub) if d not in group.dirs)
         record.append(record_line(prefix(target) + sub, "sha256=" + digest, size))

@@ -18,7 +18,13 @@ import threading
 import zlib
 from pathlib import Path
 
-from fitwheel.install.unpacked import MEMBERS, CachedLayout, CachedMember, UnpackError, layout
+from fitwheel.install.unpacked_layout import (
+    MEMBERS,
+    CachedLayout,
+    CachedMember,
+    UnpackError,
+    layout,
+)
 from fitwheel.threads import run_threads
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.wheel.archive import (
