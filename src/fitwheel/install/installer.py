@@ -25,11 +25,12 @@ from typing import Any, TextIO
 
 from fitwheel.errors import FitwheelError, InvalidWheelError
 from fitwheel.fs import storage_error
+from fitwheel.install.directurl import direct_url_record
 from fitwheel.install.environment import TargetEnvironment
 from fitwheel.install.linked import CachedWheelPlan, LinkPlanError, plan_cached_wheel
+from fitwheel.install.recovery import JOURNAL
 from fitwheel.install.resolved import Resolved, check_unpacked
 from fitwheel.install.transaction import (
-    JOURNAL,
     LinkGroup,
     Operation,
     Transaction,
@@ -70,7 +71,7 @@ class WheelToInstall:
         name: str,
         version: str,
         requested: bool = True,
-        direct_url: dict[str, Any] | None = None,
+        direct_url: dict[str, object] | None = None,
         sha256: str | None = None,
         resolved: Resolved | None = None,
         checked: bool = False,
@@ -98,9 +99,7 @@ class WheelToInstall:
         cls, path: Path, *, requested: bool = True, direct: bool = False
     ) -> WheelToInstall:
         name, version = _parse_name(path.name)
-        direct_url = None
-        if direct:
-            direct_url = {"url": path.resolve().as_uri(), "archive_info": {}}
+        direct_url = direct_url_record(path.resolve()) if direct else None
         return cls(path, name, version, requested, direct_url)
 
 

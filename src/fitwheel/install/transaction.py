@@ -252,7 +252,6 @@ class Transaction:
             "created_dirs": self.created_dirs,
             "entries": [e.to_json() for e in self.entries],
         }
-        write_journal(self.folder, journal)
 
         def step(op: Operation | None) -> None:
             if hook is not None:
@@ -260,8 +259,10 @@ class Transaction:
             checkpoint()
 
         # interruptible here too: a commit outside an install (uninstall, sync) rolls back on
-        # SIGTERM and SIGINT as well
+        # SIGTERM and SIGINT as well; a signal while the journal is written waits for the
+        # first checkpoint, where the whole journal is there to roll back by
         with interruptible(), deferred():
+            write_journal(self.folder, journal)
             try:
                 checkpoint()
                 # 2. the new folders, complete, out of sight
