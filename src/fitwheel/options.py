@@ -18,6 +18,7 @@ from fitwheel.variants.frozen import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
     from typing import Protocol
 
@@ -93,12 +94,12 @@ class SourceOptions(Frozen):
         self,
         *,
         index_url: str | None = None,
-        extra_index_urls: tuple[str, ...] = (),
-        find_links: tuple[str, ...] = (),
+        extra_index_urls: Sequence[str] = (),
+        find_links: Sequence[str] = (),
         no_index: bool = False,
         index_strategy: str = "first-index",
         cert: str | None = None,
-        trusted_hosts: tuple[str, ...] = (),
+        trusted_hosts: Sequence[str] = (),
         timeout: float | None = None,
         retries: int | None = None,
         cache_dir: Path | None = None,
@@ -175,14 +176,14 @@ class ResolutionOptions(Frozen):
         pre: bool = False,
         no_deps: bool = False,
         upgrade: bool = False,
-        upgrade_packages: tuple[str, ...] = (),
+        upgrade_packages: Sequence[str] = (),
         force_reinstall: bool = False,
         require_hashes: bool = False,
-        no_binary: tuple[str, ...] = (),
-        only_binary: tuple[str, ...] = (),
+        no_binary: Sequence[str] = (),
+        only_binary: Sequence[str] = (),
         build_timeout: float | None = None,
         no_variants: bool = False,
-        forced_variants: tuple[tuple[str, str], ...] = (),
+        forced_variants: Sequence[tuple[str, str]] = (),
         allow_fallback: bool = False,
     ) -> None:
         _set = object.__setattr__
