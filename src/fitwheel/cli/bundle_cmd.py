@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     hosts = []
     for profile in args.profiles:
         ns = argparse.Namespace(**{**vars(args), "profile": profile, "sysroot": None})
-        hosts.append(host_for(ns, None))
+        hosts.append(host_for(ns, None, sources.cache_dir))
 
     def fetch(lock: Lock, files: Sequence[tuple[LockedPackage, LockedWheel]]) -> list[Path]:
         from fitwheel.fs import CacheLayout, cache_root

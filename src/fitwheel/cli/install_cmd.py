@@ -138,13 +138,13 @@ def _add_output(parser: argparse.ArgumentParser) -> None:
 
 
 def _target(
-    args: argparse.Namespace, need_hardware: bool = False
+    args: argparse.Namespace, need_hardware: bool = False, cache_dir: Path | None = None
 ) -> tuple[Target | None, Profile | None, str]:
     if args.no_variants and not need_hardware:
         return None, None, "variants disabled"
     from fitwheel.cli._targets import resolve_target
 
-    resolved = resolve_target(args)
+    resolved = resolve_target(args, cache_dir=cache_dir)
     # Markers are evaluated against the interpreter installed into (--python), which the
     # workflow inspects; the profile's environment (the running one's) must not stand in for it.
     return resolved.target.replace(environment=None), resolved.profile, resolved.description
@@ -265,7 +265,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.requirements and not args.requirement_files and not args.editables:
         raise UsageError("name at least one requirement, or pass -r FILE.")
     options = _Options(args)
-    target, profile, description = _target(args, need_hardware=options.torch.backend == "auto")
+    target, profile, description = _target(
+        args, options.torch.backend == "auto", options.sources.cache_dir
+    )
     recall = _recall(args, options, target, profile)
     if recall is not None and _replayed(args, recall, options.placement):
         return 0
@@ -340,4 +342,5 @@ def _verify(args: argparse.Namespace, outcome: InstallOutcome, profile: Profile 
         action="install",
         requirements=not args.no_deps,
         quiet=args.quiet,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
     )

@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         cache_dir=sources.cache_dir,
     )
     env = host_environment(request)
-    host = host_for(args, env)
+    host = host_for(args, env, sources.cache_dir)
     outcome = run_sync(
         request, lock, host, environment=env, notice=None if args.quiet else sys.stderr
     )
@@ -185,5 +185,6 @@ def run(args: argparse.Namespace) -> int:
             [f.package.name for f in outcome.files],
             action="sync",
             quiet=args.quiet or args.report == "-",
+            cache_dir=sources.cache_dir,
         )
     return 0
