@@ -16,6 +16,8 @@ from fitwheel.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from fitwheel.install.environment import TargetEnvironment
     from fitwheel.lock.selection import Host
     from fitwheel.lock.targets import LockTarget
@@ -54,13 +56,16 @@ def lock_targets(
     return out
 
 
-def host_for(args: argparse.Namespace, env: TargetEnvironment | None) -> Host:
-    """The host ``args`` describe (``--profile``, ``--sysroot`` or this machine), installing
-    into ``env`` (None: a profile alone, as ``export`` and ``bundle`` use it)."""
+def host_for(
+    args: argparse.Namespace, env: TargetEnvironment | None, cache_dir: Path | None = None
+) -> Host:
+    """The host ``args`` describe (``--profile``, ``--sysroot`` or this machine, detected with
+    its answer kept under ``cache_dir``), installing into ``env`` (None: a profile alone, as
+    ``export`` and ``bundle`` use it)."""
     from fitwheel.cli._targets import resolve_target
     from fitwheel.lock.selection import Host
 
-    resolved = resolve_target(args)
+    resolved = resolve_target(args, cache_dir=cache_dir)
     profile = resolved.profile
     if env is None:
         from fitwheel.lock.targets import make_target

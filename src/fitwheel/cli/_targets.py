@@ -26,6 +26,8 @@ from fitwheel.variants.frozen import Frozen
 # imports this module on its start path. Type checkers treat a name spelled TYPE_CHECKING as theirs.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from fitwheel.install.environment import TargetEnvironment
     from fitwheel.platform.probe import Probe
     from fitwheel.platform.profile import Profile
@@ -92,7 +94,7 @@ def target_environment(args: argparse.Namespace) -> TargetEnvironment:
     from fitwheel.fs import CacheLayout, cache_root
     from fitwheel.install.environment import inspect_environment
 
-    layout = CacheLayout(cache_root(getattr(args, "cache_dir", None), os.environ))
+    layout = CacheLayout(cache_root(None, os.environ))
     return inspect_environment(getattr(args, "python", None), os.environ, cache_dir=layout.envs)
 
 
@@ -115,7 +117,7 @@ def sysroot_probe(root: str) -> Probe:
     return Probe.for_sysroot(root, env={})
 
 
-def _profile(args: argparse.Namespace) -> tuple[Profile, str]:
+def _profile(args: argparse.Namespace, cache_dir: Path | None) -> tuple[Profile, str]:
     path = getattr(args, "profile", None)
     if path:
         from fitwheel.platform.profile import load_profile
@@ -128,13 +130,12 @@ def _profile(args: argparse.Namespace) -> tuple[Profile, str]:
     root = sysroot_of(args)
     if root is not None:
         return detect.detect_profile(sysroot_probe(root)), f"sysroot {root}"
-    flag = getattr(args, "cache_dir", None)
-    if flag:
-        # install's --cache-dir holds the detection cache too (one root for every cache)
+    if cache_dir:
+        # a command's --cache-dir holds the detection cache too (one root for every cache)
         from fitwheel.fs import detect_dir
 
         return detect.detect_profile(
-            Probe(), cache_dir=detect_dir(os.environ, flag)
+            Probe(), cache_dir=detect_dir(os.environ, cache_dir)
         ), "this machine"
     return detect.detect_profile(Probe()), "this machine"
 
@@ -162,11 +163,12 @@ class ResolvedTarget(Frozen):
         object.__setattr__(self, "profile", profile)
 
 
-def resolve_target(args: argparse.Namespace) -> ResolvedTarget:
-    """The target ``args`` describe, with its name and profile."""
+def resolve_target(args: argparse.Namespace, *, cache_dir: Path | None = None) -> ResolvedTarget:
+    """The target ``args`` describe, with its name and profile; a machine detected here keeps
+    its answer under ``cache_dir`` (the command's ``--cache-dir``; None: the usual cache)."""
     from fitwheel.platform.policy import target_from_profile
 
-    profile, description = _profile(args)
+    profile, description = _profile(args, cache_dir)
     gpu_policy = getattr(args, "gpu_policy", None)
     target = target_from_profile(profile, gpu_policy=gpu_policy or "all")
     # What the profile leaves out of the environment is the running interpreter's (marker

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from fitwheel.install.environment import TargetEnvironment
     from fitwheel.platform.profile import Profile
 
@@ -32,15 +34,17 @@ def verify(
     action: str,
     requirements: bool = True,
     quiet: bool = False,
+    cache_dir: Path | None = None,
 ) -> None:
     """Run the checks on ``names`` in ``environment`` for the machine ``profile`` describes
-    (None: the one ``args`` name, detected now); raises ``VerifyError`` on a failure."""
+    (None: the one ``args`` name, detected now, its answer kept under ``cache_dir``); raises
+    ``VerifyError`` on a failure."""
     from fitwheel.doctor.diagnose import verify_or_raise
 
     if profile is None:  # the command chose no variants: the machine still has to run them
         from fitwheel.cli._targets import resolve_target
 
-        profile = resolve_target(args).profile
+        profile = resolve_target(args, cache_dir=cache_dir).profile
     passed = verify_or_raise(
         environment,
         profile,

@@ -32,8 +32,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-fallback", action="store_true", help="accept builds without GPU support"
     )
-    parser.add_argument("--cache-dir", metavar="DIR", help="where downloads are cached")
-    parser.add_argument("--cert", metavar="FILE", help="a CA bundle to trust for HTTPS")
+    from fitwheel.cli._sources import add_fetch_arguments
+
+    add_fetch_arguments(parser)
     parser.add_argument("-j", "--jobs", type=int, default=4, metavar="N", help="parallel downloads")
 
 
@@ -44,21 +45,20 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.profiles:
         raise UsageError("name the targets to bundle: pass --profile FILE (repeatable).")
+    from fitwheel.cli._sources import sources_from
+
+    sources = sources_from(args)
     lock = read_lock(args.lock)
     hosts = []
     for profile in args.profiles:
         ns = argparse.Namespace(**{**vars(args), "profile": profile, "sysroot": None})
-        hosts.append(host_for(ns, None))
+        hosts.append(host_for(ns, None, sources.cache_dir))
 
     def fetch(lock: Lock, files: Sequence[tuple[LockedPackage, LockedWheel]]) -> list[Path]:
         from fitwheel.fs import CacheLayout, cache_root
         from fitwheel.lock.syncing import SyncedFile, SyncRequest, fetch_files
 
-        request = SyncRequest(
-            jobs=args.jobs,
-            cert=args.cert,
-            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-        )
+        request = SyncRequest(jobs=args.jobs, cert=sources.cert, cache_dir=sources.cache_dir)
         layout = CacheLayout(cache_root(request.cache_dir, request.env))
         todo = [SyncedFile(p, w, "install") for p, w in files]
         return [done.path for done in fetch_files(request, lock, todo, layout, None)]

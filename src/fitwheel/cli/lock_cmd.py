@@ -53,34 +53,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     targets.add_argument(
         "--enable-optional-all", action="store_true", help="enable every optional provider"
     )
-    targets.add_argument(
-        "--allow-fallback", action="store_true",
-        help="lock a build without GPU support for a target whose GPU no build fits",
-    )  # fmt: skip
-    index = parser.add_argument_group("package sources")
-    index.add_argument("-i", "--index-url", metavar="URL", help="the main simple index")
-    index.add_argument(
-        "--extra-index-url", action="append", default=[], metavar="URL", help="another index"
+    from fitwheel.cli._sources import add_resolution_arguments, add_source_arguments
+
+    add_source_arguments(parser)
+    choice = add_resolution_arguments(
+        parser,
+        upgrade_help="take the newest allowed versions (default: keep the locked ones while "
+        "they fit)",
+        fallback_help="lock a build without GPU support for a target whose GPU no build fits",
     )
-    index.add_argument(
-        "-f", "--find-links", action="append", default=[], metavar="DIR",
-        help="a folder (or page) of wheels",
-    )  # fmt: skip
-    index.add_argument("--no-index", action="store_true", help="use only --find-links")
-    index.add_argument(
-        "--index-strategy",
-        choices=("first-index", "unsafe-first-match", "unsafe-best-match"),
-        default="first-index",
-        help="as for install",
-    )
-    index.add_argument("--cert", metavar="FILE", help="a CA bundle to trust for HTTPS")
-    index.add_argument("--cache-dir", metavar="DIR", help="where pages and downloads are cached")
-    choice = parser.add_argument_group("choosing versions")
-    choice.add_argument("--pre", action="store_true", help="consider pre-releases")
-    choice.add_argument(
-        "-U", "--upgrade", action="store_true",
-        help="take the newest allowed versions (default: keep the locked ones while they fit)",
-    )  # fmt: skip
     choice.add_argument(
         "-P", "--upgrade-package", action="append", default=[], metavar="NAME",
         help="take the newest allowed version of NAME only",
@@ -219,23 +200,16 @@ def run(args: argparse.Namespace) -> int:
         gpu_policy=args.gpu_policy,
         enabled=enabled,
     )
+    from fitwheel.cli._sources import resolution_from, sources_from
+
     request = LockRequest(
         requirements=requirements,
         requirement_files=args.requirement_files,
         constraint_files=args.constraint_files,
-        index_url=args.index_url,
-        extra_index_urls=args.extra_index_url,
-        find_links=args.find_links,
-        no_index=args.no_index,
-        index_strategy=args.index_strategy,
-        pre=args.pre,
-        upgrade=args.upgrade,
-        upgrade_packages=args.upgrade_package,
-        allow_fallback=args.allow_fallback,
-        cert=args.cert,
-        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        sources=sources_from(args),
+        resolution=resolution_from(args),
+        torch=_torch_settings(args, previous, output),
     )
-    request.torch = _torch_settings(args, previous, output)
     outcome = run_lock(request, targets, None if args.upgrade else previous)
     for warning in outcome.warnings:
         print(f"fitwheel: warning: {warning}", file=sys.stderr)

@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fitwheel.errors import UsageError
-
 if TYPE_CHECKING:
     from fitwheel.lock.syncing import SyncOutcome
 
@@ -21,11 +19,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     target = parser.add_argument_group("target")
     target.add_argument(
         "--python", metavar="PATH", help="interpreter or virtual environment to sync"
-    )
-    target.add_argument(
-        "--break-system-packages",
-        action="store_true",
-        help="sync an interpreter that the operating system manages (PEP 668)",
     )
     from fitwheel.cli._targets import add_target_arguments
 
@@ -50,13 +43,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--offline", action="store_true", help="use local files only: no network at all"
     )
-    where.add_argument("--cert", metavar="FILE", help="a CA bundle to trust for HTTPS")
-    where.add_argument("--cache-dir", metavar="DIR", help="where downloads are cached")
-    where.add_argument(
-        "--link-mode", choices=("copy", "hardlink"), default="hardlink",
-        help="install files by hard-linking them from the unpacked-wheel cache, or copying",
-    )  # fmt: skip
-    where.add_argument("-j", "--jobs", type=int, default=4, metavar="N", help="parallel downloads")
+    from fitwheel.cli._sources import add_fetch_arguments, add_placement_arguments
+
+    add_fetch_arguments(parser, where)
+    add_placement_arguments(parser, target, verb="sync")
     parser.add_argument(
         "--dry-run", action="store_true", help="say what would change; change nothing"
     )
@@ -120,12 +110,13 @@ def report_json(outcome: SyncOutcome, lock: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from fitwheel.cli._lockhosts import host_for
+    from fitwheel.cli._sources import placement_from, sources_from
     from fitwheel.cli._targets import sysroot_of
     from fitwheel.lock.document import read_lock
     from fitwheel.lock.syncing import SyncRequest, host_environment, run_sync
 
-    if args.jobs < 1:
-        raise UsageError("--jobs must be at least 1.")
+    sources = sources_from(args)
+    placement = placement_from(args)
     path = Path(args.lock)
     if path.is_dir():
         path = path / "pylock.toml"
@@ -134,18 +125,18 @@ def run(args: argparse.Namespace) -> int:
         python=args.python,
         inexact=args.inexact,
         allow_fallback=args.allow_fallback,
-        find_links=args.find_links,
-        index_url=args.index_url,
-        offline=args.offline,
+        find_links=sources.find_links,
+        index_url=sources.index_url,
+        offline=sources.offline,
         dry_run=args.dry_run,
-        jobs=args.jobs,
-        link_mode=args.link_mode,
-        break_system_packages=args.break_system_packages,
-        cert=args.cert,
-        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        jobs=placement.jobs,
+        link_mode=placement.link_mode,
+        break_system_packages=placement.break_system_packages,
+        cert=sources.cert,
+        cache_dir=sources.cache_dir,
     )
     env = host_environment(request)
-    host = host_for(args, env)
+    host = host_for(args, env, sources.cache_dir)
     outcome = run_sync(
         request, lock, host, environment=env, notice=None if args.quiet else sys.stderr
     )
@@ -194,5 +185,6 @@ def run(args: argparse.Namespace) -> int:
             [f.package.name for f in outcome.files],
             action="sync",
             quiet=args.quiet or args.report == "-",
+            cache_dir=sources.cache_dir,
         )
     return 0

@@ -233,11 +233,17 @@ def _names(words: Sequence[str]) -> tuple[str, ...]:
     return tuple(n.strip() for word in words for n in word.split(",") if n.strip())
 
 
+def _cert(settings: _Settings) -> str | None:
+    """pip's ``cert``: the CA bundle a setting names (None: none does)."""
+    return " ".join(settings["cert"][0]) if "cert" in settings else None
+
+
 class PipSettings(Frozen):
     """The install settings of pip's configuration that apply to fitwheel (the command line's
     flags are added by the caller: a flag given turns a yes/no setting on, list flags add)."""
 
     __slots__ = (
+        "cert",
         "constraint_files",
         "no_binary",
         "no_deps",
@@ -265,6 +271,8 @@ class PipSettings(Frozen):
     trusted_hosts: tuple[str, ...]
     require_hashes: bool
     no_deps: bool
+    #: a CA bundle to trust instead of the system store (``cert``, ``PIP_CERT``)
+    cert: str | None
     #: key -> where it was set, for messages
     origins: Mapping[str, str]
 
@@ -280,6 +288,7 @@ class PipSettings(Frozen):
         require_hashes: bool = False,
         no_deps: bool = False,
         origins: Mapping[str, str] | None = None,
+        cert: str | None = None,
     ) -> None:
         _set = object.__setattr__
         _set(self, "constraint_files", constraint_files)
@@ -291,6 +300,7 @@ class PipSettings(Frozen):
         _set(self, "trusted_hosts", trusted_hosts)
         _set(self, "require_hashes", require_hashes)
         _set(self, "no_deps", no_deps)
+        _set(self, "cert", cert)
         _set(self, "origins", {} if origins is None else origins)
 
 
@@ -324,6 +334,7 @@ def load_pip_settings(
         trusted_hosts=tuple(settings.get("trusted-host", ([], ""))[0]),
         require_hashes=_flag(settings, "require-hashes"),
         no_deps=_flag(settings, "no-deps"),
+        cert=_cert(settings),
         origins={key: origin for key, (_, origin) in settings.items()},
     )
 
@@ -351,7 +362,7 @@ def load_index_config(
     if cert is not None:
         settings["cert"] = ([cert], "--cert")
         origins["cert"] = "--cert"
-    cert_value = " ".join(settings["cert"][0]) if "cert" in settings else None
+    cert_value = _cert(settings)
     links = tuple(dict.fromkeys([*settings.get("find-links", ([], ""))[0], *find_links]))
     if find_links:
         configured = origins.get("find-links")

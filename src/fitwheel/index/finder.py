@@ -35,6 +35,7 @@ from fitwheel.index.simple import (
     project_url,
     variants_json_key,
 )
+from fitwheel.options import INDEX_STRATEGIES
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import SdistFilename, WheelFilename, is_sdist_filename
 from fitwheel.variants.names import canonicalize_name
@@ -44,7 +45,6 @@ class ProjectNotFound(FitwheelError):
     pass
 
 
-INDEX_STRATEGIES = ("first-index", "unsafe-first-match", "unsafe-best-match")
 #: the rank of find-links files: after every index, and never dropped by the strategy
 FIND_LINKS_RANK = 1 << 30
 
@@ -110,7 +110,13 @@ class Finder:
 
     def _require_session(self) -> Session:
         if self.session is None:
-            self.session = Session()
+            import os
+
+            from fitwheel.index.session import open_session
+            from fitwheel.options import SourceOptions
+
+            # a finder made without one: the environment's and pip's settings, no page cache
+            self.session = open_session(SourceOptions(cert=self.config.cert), os.environ)
         return self.session
 
     def _find_links_files(self, key: str) -> list[Link]:

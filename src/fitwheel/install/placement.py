@@ -66,12 +66,12 @@ def place_stage(
     return install_wheels(
         ctx.env,
         wheels,
-        compile_bytecode=request.compile_bytecode,
+        compile_bytecode=request.placement.compile_bytecode,
         unpacked=ctx.fetcher.unpacked,
-        link_mode=request.link_mode,
+        link_mode=request.placement.link_mode,
         notice=ctx.notice,
         lock=False,
-        allow_overwrite=request.allow_overwrite,
+        allow_overwrite=request.placement.allow_overwrite,
     )
 
 

@@ -46,7 +46,11 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
     request, env, user = ctx.request, ctx.env, ctx.user
     # the index answers while the environment is read
     early = start_prefetch(
-        user, ctx.source, session=ctx.session, environment=env.markers, no_deps=request.no_deps
+        user,
+        ctx.source,
+        session=ctx.session,
+        environment=env.markers,
+        no_deps=request.resolution.no_deps,
     )
     installed_dists = ctx.envs.installed()
     installed_before = None
@@ -58,14 +62,18 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
     resolution = _resolve(ctx, installed, early)
     user_hashes = hash_policy(request, user, resolution)
     planned = plan_actions(
-        resolution, installed_dists, installed, user, force_reinstall=request.force_reinstall
+        resolution,
+        installed_dists,
+        installed,
+        user,
+        force_reinstall=request.resolution.force_reinstall,
     )
     outcome = InstallOutcome(env, ctx.config, resolution, planned, None)
     if request.remember:
         _remember(outcome, ctx, installed_before, user_hashes)
     outcome.warnings += resolution.invalid
     outcome.router = ctx.router
-    outcome.warnings += resolution_warnings(resolution, ctx.source, request.index_strategy)
+    outcome.warnings += resolution_warnings(resolution, ctx.source, request.sources.index_strategy)
     return outcome, user_hashes
 
 
@@ -89,10 +97,12 @@ def _resolve(
     checked (the pins' own, after the resolution) or nothing is installed."""
     request, user = ctx.request, ctx.user
     on_pin = None
-    if not (request.dry_run or request.require_hashes) and not any(
+    if not (request.dry_run or request.resolution.require_hashes) and not any(
         item.hashes for item in user.requirements
     ):
-        on_pin = start_on_pin(ctx.fetcher, installed, force_reinstall=request.force_reinstall)
+        on_pin = start_on_pin(
+            ctx.fetcher, installed, force_reinstall=request.resolution.force_reinstall
+        )
     ctx.sources.pinned = {item.name: item.hashes for item in user.requirements if item.hashes}
     return resolve(
         user,
@@ -100,10 +110,10 @@ def _resolve(
         session=ctx.session,
         environment=ctx.env.markers,
         installed=installed,
-        upgrade=request.upgrade,
-        no_deps=request.no_deps,
+        upgrade=request.resolution.upgrade,
+        no_deps=request.resolution.no_deps,
         devices=ctx.profile.devices if ctx.profile is not None else (),
-        allow_fallback=request.allow_fallback,
+        allow_fallback=request.resolution.allow_fallback,
         on_pin=on_pin,
         build_metadata=ctx.sources.metadata,
         prefetched=early,
@@ -113,7 +123,7 @@ def _resolve(
 def hash_policy(request: StageSettings, user: UserInput, resolution: Resolution) -> UserHashes:
     """The ``--hash`` pins by project; with ``--require-hashes`` every pin must have them, on
     one exact version."""
-    if not request.require_hashes:
+    if not request.resolution.require_hashes:
         return {item.name: item for item in user.requirements if item.hashes}
     by_name = {item.name: item for item in user.requirements}
     for cand in resolution.pins:
@@ -174,7 +184,7 @@ def _remember(
     outcome.pages_read = reads if reads is not None else []
     outcome.files_read = ctx.user.files
     outcome.installed_before = installed_before
-    if user_hashes or ctx.request.require_hashes:
+    if user_hashes or ctx.request.resolution.require_hashes:
         outcome.remember_blocked = "hash-checked"
     elif ctx.sources.built:
         outcome.remember_blocked = "built from source"

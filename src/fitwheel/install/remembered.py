@@ -6,7 +6,10 @@ fresh (``Cache-Control: max-age``), fitwheel keeps what it decided: the files to
 action for each, and the warnings it gave. The record is filed under a key over every input of
 that decision:
 
-- the command line (every option but ``-q`` and ``--debug``) and the working folder;
+- the options: every field of the source, resolution and placement records, the torch
+  settings, the requirements named, ``--python`` and ``--dry-run`` (see
+  :mod:`fitwheel.install.replay`, which also decides whether an install is remembered at all),
+  and the working folder;
 - the environment variables that steer pip or fitwheel (``PIP_*``, ``FITWHEEL_*``, the
   configuration folders, proxies and CA bundles);
 - the contents of every pip configuration file pip would read and of fitwheel's own

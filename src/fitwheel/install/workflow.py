@@ -26,8 +26,8 @@ from fitwheel.errors import FitwheelError
 from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.index.config import IndexConfig, PipSettings, load_index_config, load_pip_settings
 from fitwheel.index.finder import Finder
-from fitwheel.index.http import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Session
-from fitwheel.index.httpcache import HttpCache
+from fitwheel.index.http import Session
+from fitwheel.index.session import open_session
 from fitwheel.install.building import SourceBuilds, build_local_sources, build_stage
 from fitwheel.install.context import InstallContext
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
@@ -36,6 +36,7 @@ from fitwheel.install.outcome import InstallOutcome, Planned
 from fitwheel.install.placement import place_stage
 from fitwheel.install.planning import add_torch_warnings, plan_stage
 from fitwheel.install.session import EnvironmentSession
+from fitwheel.options import PlacementOptions, ResolutionOptions, SourceOptions
 from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import CandidateSource, Options
 from fitwheel.resolve.requirements import UserInput, collect
@@ -50,7 +51,8 @@ __all__ = ["InstallOutcome", "InstallRequest", "Planned", "cache_dir", "run_inst
 
 
 class InstallRequest:
-    """What the command line asks for (every flag by keyword)."""
+    """What the command line asks for: the requirements, the environment, and the shared
+    option records (:mod:`fitwheel.options`)."""
 
     def __init__(
         self,
@@ -59,117 +61,55 @@ class InstallRequest:
         requirement_files: Sequence[str] = (),
         constraint_files: Sequence[str] = (),
         editables: Sequence[str] = (),
-        index_url: str | None = None,
-        extra_index_urls: Sequence[str] = (),
-        find_links: Sequence[str] = (),
-        no_index: bool = False,
-        index_strategy: str = "first-index",
         python: str | None = None,
         dry_run: bool = False,
-        no_variants: bool = False,
-        forced_variants: Mapping[str, str] | None = None,
-        allow_fallback: bool = False,
-        pre: bool = False,
-        no_deps: bool = False,
-        upgrade: bool = False,
-        force_reinstall: bool = False,
-        require_hashes: bool = False,
-        no_binary: Sequence[str] = (),
-        only_binary: Sequence[str] = (),
-        build_timeout: float | None = None,
-        building: frozenset[str] = frozenset(),
-        compile_bytecode: bool = False,
-        jobs: int = 4,
-        link_mode: str = "hardlink",
-        allow_overwrite: bool = False,
-        break_system_packages: bool = False,
-        cert: str | None = None,
-        no_cache: bool = False,
+        sources: SourceOptions | None = None,
+        resolution: ResolutionOptions | None = None,
+        placement: PlacementOptions | None = None,
         env: Mapping[str, str] | None = None,
-        cache_dir: Path | None = None,
-        timeout: float | None = None,
-        retries: int | None = None,
-        trusted_hosts: Sequence[str] = (),
         torch: TorchSettings | None = None,
+        building: frozenset[str] = frozenset(),
         remember: bool = False,
-        refresh: bool = False,
     ) -> None:
         self.requirements = requirements
         self.requirement_files = requirement_files
         self.constraint_files = constraint_files
         #: ``-e PATH``: local projects installed in editable mode (PEP 660)
         self.editables = editables
-        self.index_url = index_url
-        self.extra_index_urls = extra_index_urls
-        self.find_links = find_links
-        self.no_index = no_index
-        #: which indexes' files count for a project (see :mod:`fitwheel.index.finder`)
-        self.index_strategy = index_strategy
         self.python = python
         self.dry_run = dry_run
-        self.no_variants = no_variants
-        self.forced_variants: Mapping[str, str] = {} if forced_variants is None else forced_variants
-        self.allow_fallback = allow_fallback
-        self.pre = pre
-        self.no_deps = no_deps
-        self.upgrade = upgrade
-        self.force_reinstall = force_reinstall
-        self.require_hashes = require_hashes
-        #: pip's form (names, ``:all:``, ``:none:``); pip's configuration comes first, then
-        #: the flags (see :meth:`with_pip_settings`)
-        self.no_binary = no_binary
-        self.only_binary = only_binary
-        #: seconds each build backend hook may run (None: the default)
-        self.build_timeout = build_timeout
-        #: the projects whose build environment this install fills (a cycle guard)
-        self.building = building
-        self.compile_bytecode = compile_bytecode
-        self.jobs = jobs
-        #: install from unpacked wheels in the cache by linking ("hardlink") or copying ("copy")
-        self.link_mode = link_mode
-        #: let a wheel replace another installed distribution's files
-        self.allow_overwrite = allow_overwrite
-        self.break_system_packages = break_system_packages
-        self.cert = cert
-        #: use a temporary cache, removed at the end
-        self.no_cache = no_cache
+        #: indexes, find-links, trust, time limits and the cache
+        self.sources = SourceOptions() if sources is None else sources
+        #: versions, builds and variants
+        self.resolution = ResolutionOptions() if resolution is None else resolution
+        #: link mode, byte-compiling, overwriting, PEP 668, parallel downloads
+        self.placement = PlacementOptions() if placement is None else placement
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
-        self.cache_dir = cache_dir
         #: --torch-backend, --torch-index-url, --variant-index-url and their settings
         self.torch = torch
-        #: seconds to wait for an index, and retries of a failed request (None: the default)
-        self.timeout = timeout
-        self.retries = retries
-        #: hosts whose HTTPS certificate is not checked (pip's ``--trusted-host``)
-        self.trusted_hosts = trusted_hosts
+        #: the projects whose build environment this install fills (a cycle guard)
+        self.building = building
         #: note what the resolution reads, so that it can be remembered
         #: (:mod:`fitwheel.install.remembered`)
         self.remember = remember
-        #: ask the index again for every cached page, however fresh
-        self.refresh = refresh
 
     def with_pip_settings(self, settings: PipSettings) -> InstallRequest:
-        """This request with pip's configuration under it: a yes/no setting is on when the
-        configuration or the flag says so, lists are the configuration's and then the flags',
-        a value given as a flag wins."""
+        """This request with pip's configuration under it (each record's rule: a yes/no
+        setting is on when the configuration or the flag says so, lists are the
+        configuration's and then the flags', a value given as a flag wins). The sources are
+        merged where the session is made (:func:`fitwheel.index.session.open_session`)."""
         import copy
 
         merged = copy.copy(self)
         merged.constraint_files = [*settings.constraint_files, *self.constraint_files]
-        merged.no_binary = [*settings.no_binary, *self.no_binary]
-        merged.only_binary = [*settings.only_binary, *self.only_binary]
-        merged.pre = self.pre or settings.pre
-        merged.no_deps = self.no_deps or settings.no_deps
-        merged.require_hashes = self.require_hashes or settings.require_hashes
-        merged.timeout = self.timeout if self.timeout is not None else settings.timeout
-        merged.retries = self.retries if self.retries is not None else settings.retries
-        merged.trusted_hosts = [*settings.trusted_hosts, *self.trusted_hosts]
+        merged.resolution = self.resolution.with_pip_settings(settings)
+        merged.placement = self.placement.with_pip_settings(settings)
         return merged
 
 
 def cache_dir(request: InstallRequest) -> Path:
     """``--cache-dir``, else ``FITWHEEL_CACHE_DIR``, else the user cache folder."""
-    return cache_root(request.cache_dir, request.env)
+    return cache_root(request.sources.cache_dir, request.env)
 
 
 def _local_links(user: UserInput) -> list[str]:
@@ -186,7 +126,8 @@ def run_install(
 ) -> InstallOutcome:
     # SIGTERM and SIGINT: every cleanup and rollback runs; --no-cache: a temporary cache
     with EnvironmentSession(notice=notice) as envs:
-        root = envs.temp_dir("fitwheel-cache-") if request.no_cache else cache_dir(request)
+        no_cache = request.sources.no_cache
+        root = envs.temp_dir("fitwheel-cache-") if no_cache else cache_dir(request)
         return _run_install(request, root, target, profile, progress, notice)
 
 
@@ -215,7 +156,7 @@ def _run_install(
     settings = load_pip_settings(env=request.env, site_prefix=str(env.prefix))
     request = request.with_pip_settings(settings)
     _check_configured_files(settings)
-    if env.externally_managed and not request.break_system_packages:
+    if env.externally_managed and not request.placement.break_system_packages:
         raise FitwheelError(
             f"{env.python} belongs to the operating system's Python, whose packages the system "
             "package manager owns (PEP 668): create a virtual environment and pass --python "
@@ -229,23 +170,22 @@ def _run_install(
     )
     if not user.requirements:
         raise FitwheelError("nothing to install: name at least one requirement or pass -r FILE.")
-    session = Session(
-        env=request.env,
-        cache=HttpCache(layout.http),
-        retries=DEFAULT_RETRIES if request.retries is None else request.retries,
-        timeout=DEFAULT_TIMEOUT if request.timeout is None else request.timeout,
-        trusted_hosts=frozenset(request.trusted_hosts),
-    )
-    session.revalidate = request.refresh
+    session = open_session(request.sources, request.env, layout=layout, settings=settings)
     if request.remember:
         session.reads = []
     with contextlib.ExitStack() as stack:
         fetcher = Fetcher(
-            session, layout, progress, jobs=request.jobs, verify=request.force_reinstall
+            session,
+            layout,
+            progress,
+            jobs=request.placement.jobs,
+            verify=request.resolution.force_reinstall,
         )
         # on failure (or interrupt) the downloads and unpacking under way end before the
         # cache is released (and, with --no-cache, removed); so too with --no-cache
-        stack.push(lambda kind, *_: fetcher.close(wait=kind is not None or request.no_cache))
+        stack.push(
+            lambda kind, *_: fetcher.close(wait=kind is not None or request.sources.no_cache)
+        )
         sources = _source_builds(request, env, layout, fetcher, target, profile, notice)
         stack.callback(sources.close)
         user = build_local_sources(user, sources)
@@ -319,18 +259,18 @@ def _candidate_source(
 ) -> tuple[IndexConfig, CandidateSource, Router | None]:
     """The indexes (credentials added), and where the resolver finds candidates in them."""
     config = load_index_config(
-        index_url=request.index_url,
-        extra_index_urls=request.extra_index_urls,
-        find_links=[*_local_links(user), *request.find_links],
-        no_index=request.no_index,
+        index_url=request.sources.index_url,
+        extra_index_urls=request.sources.extra_index_urls,
+        find_links=[*_local_links(user), *request.sources.find_links],
+        no_index=request.sources.no_index,
         env=request.env,
         site_prefix=str(env.prefix),
         interpreter=env.python,
-        cert=request.cert,
+        cert=request.sources.cert,
     )
     session.cafile = config.cert
     config = config.with_urls(session.add_credentials)
-    forced = {canonicalize_name(k): v for k, v in request.forced_variants.items()}
+    forced = {canonicalize_name(k): v for k, v in request.resolution.forced_variants}
     for item in user.requirements:
         # a requirement's own --variant=LABEL (a frozen variant install); the flag wins
         if item.variant is not None:
@@ -341,13 +281,15 @@ def _candidate_source(
         target=target,
         python_version=env.python_version,
         tags=env.tags,
-        pre=request.pre,
-        no_variants=request.no_variants,
+        pre=request.resolution.pre,
+        no_variants=request.resolution.no_variants,
         forced=forced,
-        formats=FormatControl(request.no_binary, request.only_binary),
+        formats=FormatControl(request.resolution.no_binary, request.resolution.only_binary),
     )
     router = _router(request, env, user, target, profile, config)
-    source = CandidateSource(Finder(config, session, request.index_strategy, route=router), options)
+    source = CandidateSource(
+        Finder(config, session, request.sources.index_strategy, route=router), options
+    )
     return config, source, router
 
 
@@ -366,25 +308,19 @@ def _source_builds(
     def install_requirements(python: Path, requirements: Sequence[str], name: str) -> None:
         nested = InstallRequest(
             requirements=list(requirements),
-            index_url=request.index_url,
-            extra_index_urls=request.extra_index_urls,
-            find_links=request.find_links,
-            no_index=request.no_index,
-            index_strategy=request.index_strategy,
             python=str(python),
-            no_variants=request.no_variants,
-            no_binary=request.no_binary,
-            only_binary=request.only_binary,
-            build_timeout=request.build_timeout,
-            building=request.building | {canonicalize_name(name)},
-            jobs=request.jobs,
-            link_mode=request.link_mode,
-            cert=request.cert,
+            sources=request.sources.replace(cache_dir=layout.root, no_cache=False, refresh=False),
+            resolution=ResolutionOptions(
+                no_variants=request.resolution.no_variants,
+                no_binary=request.resolution.no_binary,
+                only_binary=request.resolution.only_binary,
+                build_timeout=request.resolution.build_timeout,
+            ),
+            placement=PlacementOptions(
+                jobs=request.placement.jobs, link_mode=request.placement.link_mode
+            ),
             env=request.env,
-            cache_dir=layout.root,
-            timeout=request.timeout,
-            retries=request.retries,
-            trusted_hosts=request.trusted_hosts,
+            building=request.building | {canonicalize_name(name)},
         )
         _run_install(nested, layout.root, target, profile, None, None)
 
@@ -394,9 +330,9 @@ def _source_builds(
         fetcher,
         install_requirements,
         environ=request.env,
-        build_timeout=request.build_timeout,
+        build_timeout=request.resolution.build_timeout,
         building=request.building,
-        require_hashes=request.require_hashes,
+        require_hashes=request.resolution.require_hashes,
         notice=notice,
     )
 
@@ -426,5 +362,5 @@ def _router(
         markers=dict(env.markers),
         tags=env.tags,
         torch_spec=spec,
-        allow_fallback=request.allow_fallback,
+        allow_fallback=request.resolution.allow_fallback,
     )

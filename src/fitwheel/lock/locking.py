@@ -25,7 +25,6 @@ import tempfile
 import threading
 import urllib.parse
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from packaging.utils import NormalizedName
@@ -36,7 +35,7 @@ from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.index.config import IndexConfig, load_index_config
 from fitwheel.index.finder import FIND_LINKS_RANK, Finder, search_order
 from fitwheel.index.http import Session
-from fitwheel.index.httpcache import HttpCache
+from fitwheel.index.session import open_session
 from fitwheel.index.simple import Link
 from fitwheel.lock.document import (
     Lock,
@@ -47,6 +46,7 @@ from fitwheel.lock.document import (
     prune_variants,
 )
 from fitwheel.lock.targets import LockTarget
+from fitwheel.options import ResolutionOptions, SourceOptions
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
 from fitwheel.resolve.provider import SharedMetadata
 from fitwheel.resolve.requirements import UserInput, collect
@@ -62,7 +62,8 @@ class LockError(FitwheelError):
 
 
 class LockRequest:
-    """What the command line asks for (every flag by keyword)."""
+    """What the command line asks for: the requirements, where packages come from and how
+    versions are chosen."""
 
     def __init__(
         self,
@@ -70,35 +71,19 @@ class LockRequest:
         requirements: Sequence[str] = (),
         requirement_files: Sequence[str] = (),
         constraint_files: Sequence[str] = (),
-        index_url: str | None = None,
-        extra_index_urls: Sequence[str] = (),
-        find_links: Sequence[str] = (),
-        no_index: bool = False,
-        index_strategy: str = "first-index",
-        pre: bool = False,
-        upgrade: bool = False,
-        upgrade_packages: Sequence[str] = (),
-        allow_fallback: bool = False,
-        cert: str | None = None,
+        sources: SourceOptions | None = None,
+        resolution: ResolutionOptions | None = None,
         env: Mapping[str, str] | None = None,
-        cache_dir: Path | None = None,
         torch: TorchSettings | None = None,
     ) -> None:
         self.requirements = requirements
         self.requirement_files = requirement_files
         self.constraint_files = constraint_files
-        self.index_url = index_url
-        self.extra_index_urls = extra_index_urls
-        self.find_links = find_links
-        self.no_index = no_index
-        self.index_strategy = index_strategy
-        self.pre = pre
-        self.upgrade = upgrade
-        self.upgrade_packages = upgrade_packages
-        self.allow_fallback = allow_fallback
-        self.cert = cert
+        #: indexes, find-links, trust, time limits and the cache
+        self.sources = SourceOptions() if sources is None else sources
+        #: ``pre``, ``upgrade``, ``upgrade_packages`` and ``allow_fallback`` apply to a lock
+        self.resolution = ResolutionOptions() if resolution is None else resolution
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
-        self.cache_dir = cache_dir
         #: --torch-backend, --torch-index-url, --variant-index-url and their settings
         self.torch = torch
 
@@ -183,11 +168,11 @@ def public_url(url: str) -> str:
 def _preferred(
     previous: Lock | None, target: LockTarget, request: LockRequest
 ) -> dict[NormalizedName, Version]:
-    if previous is None or request.upgrade:
+    if previous is None or request.resolution.upgrade:
         return {}
     from fitwheel.variants.names import canonicalize_name
 
-    skip = {canonicalize_name(n) for n in request.upgrade_packages}
+    skip = {canonicalize_name(n) for n in request.resolution.upgrade_packages}
     out: dict[NormalizedName, Version] = {}
     for p in previous.packages:
         name = canonicalize_name(p.name)
@@ -211,19 +196,19 @@ def run_lock(
                 f"{item.origin}: {item.wheel_path} is a local wheel; a lock names files that "
                 "every machine can fetch: publish it to an index or a find-links folder."
             )
-    layout = CacheLayout(cache_root(request.cache_dir, request.env))
-    session = Session(env=request.env, cache=HttpCache(layout.http))
+    sources = request.sources
+    layout = CacheLayout(cache_root(sources.cache_dir, request.env))
+    session = open_session(sources, request.env, layout=layout, site_prefix=sys.prefix)
     config = load_index_config(
-        index_url=request.index_url,
-        extra_index_urls=request.extra_index_urls,
-        find_links=request.find_links,
-        no_index=request.no_index,
+        index_url=sources.index_url,
+        extra_index_urls=sources.extra_index_urls,
+        find_links=sources.find_links,
+        no_index=sources.no_index,
         env=request.env,
         site_prefix=sys.prefix,
         interpreter=sys.executable,
-        cert=request.cert,
+        cert=sources.cert,
     )
-    session.cafile = config.cert
     config = IndexConfig(
         session.add_credentials(config.index_url) if config.index_url else None,
         tuple(session.add_credentials(u) for u in config.extra_index_urls),
@@ -238,12 +223,12 @@ def run_lock(
     routers: list[Router | None] = []
     for target in targets:
         router = _router(request, user, target, config)
-        finder = _SharedFinder(config, session, request.index_strategy, pages, router)
+        finder = _SharedFinder(config, session, request.sources.index_strategy, pages, router)
         options = Options(
             target=target.target,
             python_version=target.environment["python_full_version"],
             tags=target.tags,
-            pre=request.pre,
+            pre=request.resolution.pre,
         )
         source = CandidateSource(finder, options)
         try:
@@ -254,7 +239,7 @@ def run_lock(
                 environment=target.environment,
                 installed=_preferred(previous, target, request),
                 devices=target.devices,
-                allow_fallback=request.allow_fallback,
+                allow_fallback=request.resolution.allow_fallback,
                 shared=shared,
             )
         except ResolutionError as exc:
@@ -296,7 +281,7 @@ def _router(
         markers=dict(target.environment),
         tags=target.tags,
         torch_spec=torch_specifier(user),
-        allow_fallback=request.allow_fallback,
+        allow_fallback=request.resolution.allow_fallback,
     )
 
 

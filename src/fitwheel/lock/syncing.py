@@ -277,10 +277,11 @@ def fetch_files(
         )
     ):
         # the HTTP stack loads only when something may have to be downloaded
-        from fitwheel.index.http import Session
+        from fitwheel.index.session import open_session
+        from fitwheel.options import SourceOptions
 
-        session = Session(env=request.env)
-        session.cafile = request.cert
+        sources = SourceOptions(cert=request.cert, cache_dir=request.cache_dir)
+        session = open_session(sources, request.env)
     locator = _Locator(Path(lock.source).resolve().parent, request)
     items = []
     for f in todo:

@@ -1,0 +1,45 @@
+"""The one way a command makes its HTTP :class:`~fitwheel.index.http.Session`: from its
+:class:`~fitwheel.options.SourceOptions` with pip's configuration under them.
+
+pip's ``trusted-host``, ``timeout``, ``retries`` and ``cert`` (files and ``PIP_*`` variables,
+see :mod:`fitwheel.index.config`) reach ``install``, ``lock``, ``sync`` and ``bundle`` alike; a
+flag given wins (``--timeout``, ``--retries``, ``--cert``) or adds (``--trusted-host``).
+Proxies and the other trust settings (``SSL_CERT_FILE``, ``PIP_CERT``) are read by the session
+from ``env``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fitwheel.fs import CacheLayout
+from fitwheel.index.config import PipSettings, load_pip_settings
+from fitwheel.index.http import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Session
+from fitwheel.index.httpcache import HttpCache
+from fitwheel.options import SourceOptions
+
+
+def open_session(
+    sources: SourceOptions,
+    env: Mapping[str, str],
+    *,
+    layout: CacheLayout | None = None,
+    site_prefix: str | None = None,
+    settings: PipSettings | None = None,
+) -> Session:
+    """The session for ``sources``: pages cached under ``layout`` (None: no page cache),
+    pip's configuration ``settings`` (None: read now, for the environment at ``site_prefix``)
+    under the flags, every cached page asked again with ``sources.refresh``."""
+    if settings is None:
+        settings = load_pip_settings(env=env, site_prefix=site_prefix)
+    merged = sources.with_pip_settings(settings)
+    session = Session(
+        env=env,
+        cache=HttpCache(layout.http) if layout is not None else None,
+        retries=DEFAULT_RETRIES if merged.retries is None else merged.retries,
+        timeout=DEFAULT_TIMEOUT if merged.timeout is None else merged.timeout,
+        cafile=sources.cert or settings.cert,
+        trusted_hosts=frozenset(merged.trusted_hosts),
+    )
+    session.revalidate = sources.refresh
+    return session

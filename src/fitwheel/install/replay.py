@@ -1,0 +1,123 @@
+"""Whether an install may be answered from a remembered resolution
+(:mod:`fitwheel.install.remembered`), and the part of its key that the options make.
+
+An install is never remembered when it builds or reads something local (editables, wheel or
+source files, folders, URLs, ``--find-links``, ``--no-index``), checks hashes
+(``--require-hashes``), reinstalls (``--force-reinstall``), keeps no cache
+(``--no-cache-dir``), asks the indexes again (``--refresh``), or when its caller needs the
+resolution itself (``--explain``, ``--report``, ``--verify``); ``FITWHEEL_NO_REMEMBER=1`` turns
+the records off. Otherwise the key is made of the typed option records, field by field, with
+the torch settings, the requirements, the interpreter named and ``--dry-run``.
+
+Loaded on the short path of a remembered install: no ``typing``, no resolver, no HTTP client.
+"""
+
+from __future__ import annotations
+
+from fitwheel.options import key_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from fitwheel.install.remembered import Recall
+    from fitwheel.options import PlacementOptions, ResolutionOptions, SourceOptions
+
+#: requirement strings that name a file, a folder or a URL (never remembered)
+_LOCAL_HINTS = ("/", "\\", "://", "@", "~")
+_LOCAL_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar")
+
+
+def rememberable(
+    requirements: Sequence[str],
+    *,
+    editables: Sequence[str],
+    sources: SourceOptions,
+    resolution: ResolutionOptions,
+    env: Mapping[str, str],
+) -> bool:
+    """Whether an install of these inputs may use and file records (see the module's
+    docstring; the outputs that need the resolution are the caller's to rule out)."""
+    from fitwheel.install.remembered import DISABLE_ENV
+
+    if env.get(DISABLE_ENV, "") not in ("", "0"):
+        return False
+    if editables or sources.no_cache or sources.find_links or sources.no_index:
+        return False
+    if sources.refresh or resolution.force_reinstall or resolution.require_hashes:
+        return False
+    for text in requirements:
+        if text.startswith(".") or any(h in text for h in _LOCAL_HINTS):
+            return False
+        if text.lower().endswith(_LOCAL_SUFFIXES):
+            return False
+    return True
+
+
+def options_key(
+    *,
+    requirements: Sequence[str],
+    requirement_files: Sequence[str],
+    constraint_files: Sequence[str],
+    python: str | None,
+    dry_run: bool,
+    sources: SourceOptions,
+    resolution: ResolutionOptions,
+    placement: PlacementOptions,
+    torch: object,
+) -> dict[str, object]:
+    """The options' part of a record's key: every field of every record, and the inputs
+    named on the command line."""
+    return {
+        "requirements": list(requirements),
+        "requirement_files": list(requirement_files),
+        "constraint_files": list(constraint_files),
+        "python": python,
+        "dry_run": dry_run,
+        "sources": key_of(sources),
+        "resolution": key_of(resolution),
+        "placement": key_of(placement),
+        "torch": torch,
+    }
+
+
+def recall_for(
+    *,
+    requirements: Sequence[str],
+    requirement_files: Sequence[str],
+    constraint_files: Sequence[str],
+    editables: Sequence[str],
+    python: str | None,
+    dry_run: bool,
+    sources: SourceOptions,
+    resolution: ResolutionOptions,
+    placement: PlacementOptions,
+    torch: object,
+    env: Mapping[str, str],
+    target: object,
+) -> Recall | None:
+    """The records as this install uses them, or None where it cannot be remembered (or the
+    key's inputs cannot be read: the full path then names the problem)."""
+    if not rememberable(
+        requirements, editables=editables, sources=sources, resolution=resolution, env=env
+    ):
+        return None
+    from fitwheel.errors import FitwheelError
+    from fitwheel.install.remembered import Recall
+
+    options = options_key(
+        requirements=requirements,
+        requirement_files=requirement_files,
+        constraint_files=constraint_files,
+        python=python,
+        dry_run=dry_run,
+        sources=sources,
+        resolution=resolution,
+        placement=placement,
+        torch=torch,
+    )
+    cache_dir = None if sources.cache_dir is None else str(sources.cache_dir)
+    try:
+        return Recall(options=options, env=env, python=python, cache_dir=cache_dir, target=target)
+    except (FitwheelError, OSError, KeyError, TypeError, ValueError):
+        return None
