@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from fitwheel._values import Frozen
 from fitwheel.errors import UsageError
-from fitwheel.variants.frozen import Frozen
 
 # ``typing`` and the platform modules stay unimported until a target is resolved: ``detect``
 # imports this module on its start path. Type checkers treat a name spelled TYPE_CHECKING as theirs.

@@ -22,9 +22,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from fitwheel._values import Frozen
 from fitwheel.errors import FitwheelError
 from fitwheel.index.configfiles import pip_config_files
-from fitwheel.variants.frozen import Frozen
 
 
 class ConfigError(FitwheelError):

@@ -31,11 +31,11 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from fitwheel import __version__
+from fitwheel._values import Frozen
 from fitwheel.errors import FitwheelError, NetworkError
 from fitwheel.index.auth import netloc, netrc_credentials, redact, split_credentials
 from fitwheel.index.httpcache import HttpCache
 from fitwheel.integrity import Hashes, HashMismatchError, verify
-from fitwheel.variants.frozen import Frozen
 
 if TYPE_CHECKING:
     # both load with the HTTP stack, when a request is really made

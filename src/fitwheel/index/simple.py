@@ -14,10 +14,10 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from fitwheel._values import Frozen
 from fitwheel.errors import FitwheelError
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import VARIANTS_JSON_SUFFIX, VariantsJsonFilename
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import canonicalize_name
 
 ACCEPT = (

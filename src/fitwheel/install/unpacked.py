@@ -35,9 +35,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from fitwheel._values import Frozen
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import locked, storage_error
-from fitwheel.variants.frozen import Frozen
 from fitwheel.wheel.record import b64, record_line
 
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ import json
 import os
 from collections.abc import Mapping
 
+from fitwheel._values import Frozen
 from fitwheel.errors import FitwheelError
 from fitwheel.variants.errors import VariantFormatError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import check_feature, check_namespace, check_value
 
 # Neither ``typing`` nor ``pathlib`` is imported at run time: ``fitwheel select --profile`` loads

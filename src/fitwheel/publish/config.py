@@ -27,9 +27,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from fitwheel._values import Frozen
 from fitwheel.errors import FitwheelError
 from fitwheel.variants.errors import VariantFormatError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import Provider, check_feature, check_namespace, check_value
 
 _PROVIDER_KEYS = {

@@ -17,8 +17,8 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName
 
+from fitwheel._values import Frozen
 from fitwheel.errors import FitwheelError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import canonicalize_name
 
 

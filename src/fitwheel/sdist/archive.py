@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from fitwheel._values import Frozen
 from fitwheel.errors import FitwheelError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.wheel.archive import check_member_name
 
 _CHUNK = 1 << 20
