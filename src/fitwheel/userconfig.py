@@ -178,8 +178,8 @@ def torch_settings(
 
 
 def dumps_toml(data: Mapping[str, Any]) -> str:
-    """The file's TOML (through the one TOML writer, :mod:`fitwheel.lock.tomlwrite`)."""
-    from fitwheel.lock.tomlwrite import TomlWriteError, dumps
+    """The file's TOML (through the one TOML writer, :mod:`fitwheel.toml`)."""
+    from fitwheel.toml import TomlWriteError, dumps
 
     try:
         return dumps(data)

@@ -28,13 +28,12 @@ only the CUDA builds need) is installed exactly where that build is.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fitwheel.errors import FitwheelError
-from fitwheel.lock.tomlwrite import dumps
+from fitwheel.toml import TomlReadError, dumps, loads
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.model import VariantInfo
@@ -374,11 +373,10 @@ def _strings(raw: Any, source: str, where: str) -> tuple[str, ...]:
 
 def loads_lock(text: str, source: str) -> Lock:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = loads(text, source)
+    except TomlReadError as exc:
         raise LockFileError(
-            f"{source} is not valid TOML ({exc}). Nothing was changed; restore the file or run "
-            "'fitwheel lock' again."
+            f"{exc}. Nothing was changed; restore the file or run 'fitwheel lock' again."
         ) from None
     version = data.get("lock-version")
     if not isinstance(version, str) or version.split(".")[0] != "1":

@@ -371,13 +371,12 @@ def load_config(path: str, *, required: bool) -> dict[str, Any]:
         raise OverrideError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     if not data.strip():
         return {}  # an empty file (or /dev/null) says nothing: no parser needed
-    import tomllib  # only when a config file is read: off the detection start path
+    from fitwheel.toml import TomlReadError, loads  # only when a config file is read
 
     try:
-        parsed: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
-        return parsed
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise OverrideError(f"config file {path} is not valid TOML: {exc}") from None
+        return loads(data, f"config file {path}")
+    except TomlReadError as exc:
+        raise OverrideError(str(exc)) from None
 
 
 def may_override(env: Mapping[str, str]) -> bool:

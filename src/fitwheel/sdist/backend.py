@@ -39,17 +39,17 @@ class BuildSystem:
 
 def read_build_system(tree: Path, what: str) -> BuildSystem:
     """The ``[build-system]`` of the source tree ``tree`` (``what`` names it in messages)."""
-    import tomllib
-
     from packaging.requirements import InvalidRequirement, Requirement
+
+    from fitwheel.toml import TomlReadError, load
 
     pyproject = tree / "pyproject.toml"
     table: dict[str, object] = {}
     if pyproject.is_file():
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise BuildError(f"{what}: pyproject.toml is not valid TOML ({exc}).") from None
+            data = load(pyproject, f"{what}: pyproject.toml")
+        except TomlReadError as exc:
+            raise BuildError(f"{exc}.") from None
         found = data.get("build-system", {})
         if not isinstance(found, dict):
             raise BuildError(f"{what}: [build-system] in pyproject.toml is not a table.")
