@@ -89,8 +89,8 @@ def add_python_argument(parser: argparse.ArgumentParser, *, verb: str = "read") 
 def target_environment(args: argparse.Namespace) -> TargetEnvironment:
     """The environment ``--python`` names (else the active virtual environment), asked once
     per interpreter (the answers are kept in the cache, as for ``install``)."""
-    from fitwheel.fs import CacheLayout, cache_root
     from fitwheel.install.environment import inspect_environment
+    from fitwheel.paths import CacheLayout, cache_root
 
     layout = CacheLayout(cache_root(getattr(args, "cache_dir", None), os.environ))
     return inspect_environment(getattr(args, "python", None), os.environ, cache_dir=layout.envs)
@@ -131,7 +131,7 @@ def _profile(args: argparse.Namespace) -> tuple[Profile, str]:
     flag = getattr(args, "cache_dir", None)
     if flag:
         # install's --cache-dir holds the detection cache too (one root for every cache)
-        from fitwheel.fs import detect_dir
+        from fitwheel.paths import detect_dir
 
         return detect.detect_profile(
             Probe(), cache_dir=detect_dir(os.environ, flag)

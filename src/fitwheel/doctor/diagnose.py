@@ -70,7 +70,7 @@ def _locate(python: str | None, env: Mapping[str, str], cache_dir: Path | None) 
 
 def _cache_dir(env: Mapping[str, str]) -> Path | None:
     try:
-        from fitwheel.fs import CacheLayout
+        from fitwheel.paths import CacheLayout
 
         return CacheLayout.locate(None, env).envs
     except Exception:

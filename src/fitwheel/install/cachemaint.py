@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fitwheel.fs import CacheLayout, locked
+from fitwheel.fs import locked
 from fitwheel.install.unpacked import MANIFEST, CachedLayout, _read_members, check_members
+from fitwheel.paths import CacheLayout
 
 #: leftovers of killed processes (temporary folders, partial downloads) older than this go
 _STALE_SECONDS = 3600

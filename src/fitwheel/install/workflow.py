@@ -20,7 +20,6 @@ from packaging.utils import NormalizedName
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
-from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.index.auth import redact
 from fitwheel.index.config import IndexConfig, PipSettings, load_index_config, load_pip_settings
 from fitwheel.index.finder import Finder
@@ -33,6 +32,7 @@ from fitwheel.install.resolved import Resolved
 from fitwheel.install.transaction import environment_lock, interruptible, recover
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.integrity import HashMismatchError, HashRequiredError
+from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
 from fitwheel.resolve.diagnose import shadowed

@@ -32,7 +32,6 @@ from packaging.utils import NormalizedName
 from packaging.version import Version
 
 from fitwheel.errors import FitwheelError
-from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.index.config import IndexConfig, load_index_config
 from fitwheel.index.finder import FIND_LINKS_RANK, Finder, search_order
 from fitwheel.index.http import Session
@@ -47,6 +46,7 @@ from fitwheel.lock.document import (
     prune_variants,
 )
 from fitwheel.lock.targets import LockTarget
+from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
 from fitwheel.resolve.provider import SharedMetadata
 from fitwheel.resolve.requirements import UserInput, collect

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TextIO
 
 from fitwheel.errors import FitwheelError
-from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
@@ -25,6 +24,7 @@ from fitwheel.install.transaction import Operation, environment_lock, recover
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel
 from fitwheel.lock.selection import Host, Selection, select
+from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.variants.names import canonicalize_name
 
 TYPE_CHECKING = False

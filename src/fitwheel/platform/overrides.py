@@ -31,6 +31,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 from fitwheel.errors import FitwheelError
+from fitwheel.paths import ENV_CONFIG, config_path
 
 # ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
 # treat a name spelled TYPE_CHECKING as theirs.
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
 
 ENV_PREFIX = "FITWHEEL_FORCE_"
 ENV_DETECT = "FITWHEEL_DETECT"
-ENV_CONFIG = "FITWHEEL_CONFIG"
 _OFF = ("off", "")
 _DETECT = "detect"
 
@@ -327,36 +327,6 @@ def merge(file: Overrides, env: Overrides) -> Overrides:
     namespaces = {**file.namespaces, **env.namespaces}
     features = {**file.features, **env.features}
     return Overrides(namespaces, features, env.detection_off or file.detection_off)
-
-
-# Paths here are strings: importing ``pathlib`` would cost more than the rest of detection.
-
-
-def config_path(env: Mapping[str, str]) -> str:
-    explicit = env.get(ENV_CONFIG)
-    if explicit:
-        return explicit
-    return os.path.join(user_dir("config", env), "config.toml")
-
-
-def user_dir(kind: str, env: Mapping[str, str]) -> str:
-    """fitwheel's user ``config`` or ``cache`` directory, as ``platformdirs`` places it (the
-    cache one is :func:`fitwheel.fs.user_cache_dir`, the root every cache lives under).
-
-    On Linux and the BSDs this is the XDG rule, computed here because importing platformdirs
-    costs more than the rest of detection; elsewhere platformdirs answers."""
-    if kind != "config":
-        from fitwheel.fs import user_cache_dir
-
-        return user_cache_dir(env)
-    import sys
-
-    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
-        base = env.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-        return os.path.join(base, "fitwheel")
-    import platformdirs
-
-    return platformdirs.user_config_dir("fitwheel", appauthor=False)
 
 
 def load_config(path: str, *, required: bool) -> dict[str, Any]:
