@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fitwheel.errors import FitwheelError
+from fitwheel.lock.markers import simple_marker
 from fitwheel.toml import TomlReadError, dumps, loads
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.filenames import WheelFilename
@@ -315,8 +316,6 @@ def _package(raw: Any, index: int, source: str) -> LockedPackage:
         _str(raw, key, source, where, required=False)
     marker = raw.get("marker")
     if marker is not None:
-        from fitwheel.lock.selection import simple_marker
-
         if simple_marker(marker) is None:
             from packaging.markers import InvalidMarker, Marker
 

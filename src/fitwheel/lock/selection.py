@@ -23,7 +23,6 @@ every entry whose marker holds, with the host's choice of file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -33,6 +32,7 @@ from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel, TargetRecord
+from fitwheel.lock.markers import marker_holds
 from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
 from fitwheel.variants.ordering import Target, order_variants
@@ -77,39 +77,6 @@ class Selection:
     choices: tuple[Choice, ...]
     #: per target of the lock: why it does not fit (empty for the chosen one)
     reasons: Mapping[str, str]
-
-
-_CLAUSE = re.compile(r'\s*([a-z_]+) == "([^"\\]*)"\s*')
-
-
-def simple_marker(marker: str) -> list[list[tuple[str, str]]] | None:
-    """``marker`` as alternatives of ``name == "value"`` conjunctions, when it is of the form
-    ``lock`` writes (``a == "1" and b == "2"``, or such in parentheses joined by ``or``);
-    None for anything else (packaging evaluates that)."""
-    out = []
-    for part in marker.split(" or "):
-        part = part.strip()
-        if part.startswith("(") and part.endswith(")"):
-            part = part[1:-1]
-        clauses = []
-        for clause in part.split(" and "):
-            found = _CLAUSE.fullmatch(clause)
-            if found is None:
-                return None
-            clauses.append((found.group(1), found.group(2)))
-        out.append(clauses)
-    return out
-
-
-def _marker_holds(marker: str | None, environment: Mapping[str, str]) -> bool:
-    if not marker:
-        return True
-    simple = simple_marker(marker)
-    if simple is not None and all(k in environment for alt in simple for k, _v in alt):
-        return any(all(environment[k] == v for k, v in alt) for alt in simple)
-    from packaging.markers import Marker
-
-    return Marker(marker).evaluate({**environment, "extra": ""})
 
 
 def _fits_tags(wheel: LockedWheel, ranks: Mapping[Tag, int]) -> int | None:
@@ -184,7 +151,7 @@ def select(
 ) -> Selection:
     """``table``: the torch backend table (None: fitwheel's own, read when a target needs it)."""
     ranks = {tag: i for i, tag in enumerate(host.tags)}
-    live = [p for p in lock.packages if _marker_holds(p.marker, host.environment)]
+    live = [p for p in lock.packages if marker_holds(p.marker, host.environment)]
     choices = tuple(host_choice(p, host, ranks) for p in live if p.info is not None)
     by_entry = {id(c.package): c for c in choices}
     if not lock.targets:
@@ -235,7 +202,7 @@ def _misfit(
     ranks: Mapping[Tag, int],
     choices: Mapping[int, Choice],
 ) -> str | None:
-    if not _marker_holds(record.marker, host.environment):
+    if not marker_holds(record.marker, host.environment):
         return f"its environment ({record.marker}) is not this host's"
     for p in lock.packages:
         filename = p.targets.get(record.name)
