@@ -31,7 +31,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InputError
 
 SECTION = "install"
 #: key -> (environment variable, is a list)
@@ -44,7 +44,7 @@ KEYS: dict[str, tuple[str, bool]] = {
 LEVELS = ("site", "user")
 
 
-class ConfigFileError(FitwheelError):
+class ConfigFileError(InputError):
     pass
 
 

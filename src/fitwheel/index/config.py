@@ -23,11 +23,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from fitwheel._values import Frozen
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InputError
 from fitwheel.index.configfiles import pip_config_files
 
 
-class ConfigError(FitwheelError):
+class ConfigError(InputError):
     pass
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from fitwheel import __version__
 from fitwheel._values import Frozen
-from fitwheel.errors import FitwheelError, NetworkError
+from fitwheel.errors import FitwheelError, InstallationError, NetworkError
 from fitwheel.index.auth import netloc, netrc_credentials, redact, split_credentials
 from fitwheel.index.httpcache import HttpCache
 from fitwheel.integrity import Hashes, HashMismatchError, verify
@@ -117,7 +117,7 @@ class BadResponseError(NetworkError):
         super().__init__(f"{redact(url)}: {problem}.")
 
 
-class LocalWriteError(FitwheelError):
+class LocalWriteError(InstallationError):
     """Writing a download to the local disk failed: not a network problem."""
 
     def __init__(self, path: str, url: str, exc: OSError) -> None:

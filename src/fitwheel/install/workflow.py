@@ -294,7 +294,7 @@ def _check_hashes_required(
 
 
 def _check_built(cand: Candidate, wheel: Path) -> None:
-    from fitwheel.sdist.backend import BuildError
+    from fitwheel.errors import BuildError
     from fitwheel.variants.filenames import WheelFilename
 
     parsed = WheelFilename.parse(wheel.name)
@@ -606,7 +606,7 @@ class _Sources:
     def _guard(self, cand: Candidate) -> str:
         what = f"{cand.name} {cand.version} ({cand.link.filename})"
         if cand.name in self.request.building:
-            from fitwheel.sdist.backend import BuildError
+            from fitwheel.errors import BuildError
 
             chain = " -> ".join([*sorted(self.request.building), str(cand.name)])
             raise BuildError(
@@ -646,7 +646,7 @@ class _Sources:
         try:
             _run_install(nested, self.layout.root, self.target, self.profile, None, None)
         except FitwheelError as exc:
-            from fitwheel.sdist.backend import BuildError
+            from fitwheel.errors import BuildError
 
             raise BuildError(f"cannot set up the build environment of {what}: {exc}") from None
 

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InputError
 from fitwheel.lock.markers import simple_marker
 from fitwheel.toml import TomlReadError, dumps, loads
 from fitwheel.variants.errors import VariantError
@@ -46,7 +46,7 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _INLINE = ("packages.variants-json.*.*",)
 
 
-class LockFileError(FitwheelError):
+class LockFileError(InputError):
     """A lock file that cannot be used as it is (unreadable, invalid, incomplete)."""
 
 

@@ -30,7 +30,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
 from packaging.version import InvalidVersion, Version
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import ResolutionError
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel, TargetRecord
 from fitwheel.lock.markers import marker_holds
 from fitwheel.platform.coverage import unserved_gpus
@@ -40,14 +40,6 @@ from fitwheel.variants.ordering import Target, order_variants
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from fitwheel.torchbackend.table import BackendTable
-
-
-class NoTargetFitsError(FitwheelError):
-    pass
-
-
-class UnsupportedHostGpuError(NoTargetFitsError):
-    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +151,7 @@ def select(
         for p in live:
             choice = by_entry.get(id(p)) or host_choice(p, host, ranks)
             if choice.wheel is None:
-                raise NoTargetFitsError(
+                raise ResolutionError(
                     f"{lock.source}: {p.describe()}: no locked file fits {host.description} "
                     f"(its wheels: {', '.join(w.filename for w in p.wheels)})."
                 )
@@ -184,9 +176,9 @@ def select(
             return Selection(record, files, choices, reasons)
         reasons[record.name] = why or "its build would leave the GPU here unused"
     if refusal is not None:
-        raise UnsupportedHostGpuError(refusal)
+        raise ResolutionError(refusal)
     detail = "; ".join(f"{name}: {why}" for name, why in reasons.items())
-    raise NoTargetFitsError(
+    raise ResolutionError(
         f"nothing in {lock.source} fits {host.description} "
         f"(python {host.environment.get('python_version')}, "
         f"{host.environment.get('sys_platform')} {host.environment.get('platform_machine')}): "

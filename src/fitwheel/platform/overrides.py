@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InputError
 from fitwheel.paths import ENV_CONFIG, config_path
 
 # ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
@@ -50,7 +50,7 @@ _OFF = ("off", "")
 _DETECT = "detect"
 
 
-class OverrideError(FitwheelError):
+class OverrideError(InputError):
     pass
 
 

@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from fitwheel._values import Frozen
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InputError
 from fitwheel.toml import TomlReadError, load
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.model import Provider, check_feature, check_namespace, check_value
@@ -42,7 +42,7 @@ _PROVIDER_KEYS = {
 }
 
 
-class VariantConfigError(FitwheelError):
+class VariantConfigError(InputError):
     """A variants config (or pyproject ``[variant]`` table) that cannot be used."""
 
 

@@ -18,11 +18,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName
 
 from fitwheel._values import Frozen
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InputError
 from fitwheel.variants.names import canonicalize_name
 
 
-class RequirementError(FitwheelError):
+class RequirementError(InputError):
     pass
 
 

@@ -16,16 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import BuildError
 
 LEGACY_BACKEND = "setuptools.build_meta:__legacy__"
 LEGACY_REQUIRES = ("setuptools>=40.8.0",)
 #: how much of a failed hook's output is shown
 _OUTPUT_TAIL = 6000
-
-
-class BuildError(FitwheelError):
-    """A source build that failed; the message names the sdist, the step and the output."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,9 +27,9 @@ from pathlib import Path
 
 from packaging.tags import Tag
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import BuildError, FitwheelError
 from fitwheel.fs import atomic_write, locked
-from fitwheel.sdist.backend import Backend, BuildError, BuildSystem, read_build_system
+from fitwheel.sdist.backend import Backend, BuildSystem, read_build_system
 
 #: ``install_requirements(python, requirements, why)``: install ``requirements`` into the
 #: environment of interpreter ``python`` (a build environment); ``why`` names the build
