@@ -1,4 +1,4 @@
-"""fitwheel.fs: the cache root and its subfolders, atomic writes, link-or-copy and locks."""
+"""fitwheel.fs: atomic writes, link-or-copy and locks."""
 
 import os
 import stat
@@ -8,41 +8,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import platformdirs
 import pytest
 
 from fitwheel import fs
-
-
-def test_cache_root_flag_wins_over_env_and_platformdirs(tmp_path: Path) -> None:
-    env = {"FITWHEEL_CACHE_DIR": str(tmp_path / "env"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
-    assert fs.cache_root(tmp_path / "flag", env) == tmp_path / "flag"
-    assert fs.cache_root(None, env) == tmp_path / "env"
-    assert fs.cache_root(None, {"XDG_CACHE_HOME": str(tmp_path / "xdg")}) == (
-        tmp_path / "xdg" / "fitwheel"
-    )
-    # an empty variable is no setting
-    assert fs.cache_root(None, {"FITWHEEL_CACHE_DIR": "", "XDG_CACHE_HOME": str(tmp_path)}) == (
-        tmp_path / "fitwheel"
-    )
-
-
-def test_cache_root_default_is_platformdirs(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("FITWHEEL_CACHE_DIR", "XDG_CACHE_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    # the folder existing caches were written to
-    assert fs.cache_root(None, {}) == Path(platformdirs.user_cache_dir("fitwheel"))
-
-
-def test_the_fixed_subfolders(tmp_path: Path) -> None:
-    layout = fs.CacheLayout.locate(None, {"FITWHEEL_CACHE_DIR": str(tmp_path)})
-    assert layout.root == tmp_path
-    assert (layout.wheels, layout.unpacked, layout.http, layout.envs, layout.detect) == tuple(
-        tmp_path / name for name in ("wheels", "unpacked", "http", "envs", "detect")
-    )
-    assert fs.detect_dir({"FITWHEEL_CACHE_DIR": str(tmp_path)}) == str(layout.detect)
-    with pytest.raises(AttributeError):
-        layout.root = tmp_path  # type: ignore[misc]
 
 
 def test_atomic_write_replaces_and_leaves_no_temporary(tmp_path: Path) -> None:

@@ -1,15 +1,9 @@
-"""The one owner of fitwheel's files on disk: the cache root and its subfolders, atomic writes,
-hard-link-else-copy, and file locks.
-
-Cache root: ``--cache-dir``, else ``FITWHEEL_CACHE_DIR``, else the user cache folder as
-``platformdirs.user_cache_dir("fitwheel")`` places it. Every cache has a fixed subfolder there
-(:class:`CacheLayout`): ``wheels`` (downloads, by sha256), ``unpacked`` (unpacked wheels), ``http``
-(index pages), ``envs`` (interpreter answers), ``detect`` (the per-boot detection result) and
-``built`` (wheels and metadata built from source distributions, by the sdist's sha256).
+"""The one owner of fitwheel's file operations on disk: atomic writes, hard-link-else-copy,
+free-space errors and file locks. Where the files go (the cache root and its subfolders) is
+:mod:`fitwheel.paths`.
 
 ``fitwheel detect`` imports this module on its start-up path, so it imports nothing at module
-level beyond ``os`` (``pathlib``, ``shutil`` and ``platformdirs`` are imported where needed) and
-the string-path helpers (:func:`cache_root_str`, :func:`detect_dir`) need no ``pathlib``.
+level beyond ``os`` (``pathlib`` and ``shutil`` are imported where needed).
 """
 
 from __future__ import annotations
@@ -18,130 +12,10 @@ import os
 
 TYPE_CHECKING = False  # ``typing`` is not imported at run time (start-up cost)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from pathlib import Path
+    from collections.abc import Callable
     from typing import BinaryIO
 
     StrPath = str | os.PathLike[str]
-
-ENV_CACHE_DIR = "FITWHEEL_CACHE_DIR"
-APP_NAME = "fitwheel"
-
-WHEELS = "wheels"
-UNPACKED = "unpacked"
-HTTP = "http"
-ENVS = "envs"
-DETECT = "detect"
-BUILT = "built"
-REMEMBERED = "remembered"
-
-
-def user_cache_dir(env: Mapping[str, str]) -> str:
-    """``platformdirs.user_cache_dir("fitwheel")``. On Linux and the BSDs that is the XDG rule,
-    computed here from ``env`` (hermetic, and cheaper than importing platformdirs)."""
-    import sys
-
-    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
-        base = env.get("XDG_CACHE_HOME", "").strip() or os.path.expanduser("~/.cache")
-        return os.path.join(base, APP_NAME)
-    import platformdirs
-
-    return platformdirs.user_cache_dir(APP_NAME)
-
-
-def cache_root_str(flag: StrPath | None, env: Mapping[str, str]) -> str:
-    """The cache root as a string: ``flag``, else ``FITWHEEL_CACHE_DIR``, else the user cache."""
-    if flag is not None and os.fspath(flag):
-        return os.fspath(flag)
-    explicit = env.get(ENV_CACHE_DIR)
-    if explicit:
-        return explicit
-    return user_cache_dir(env)
-
-
-def cache_root(flag: StrPath | None, env: Mapping[str, str]) -> Path:
-    """The cache root: ``flag`` (``--cache-dir``), else ``FITWHEEL_CACHE_DIR``, else the user
-    cache folder."""
-    from pathlib import Path
-
-    return Path(cache_root_str(flag, env))
-
-
-def detect_dir(env: Mapping[str, str], flag: StrPath | None = None) -> str:
-    """The detection cache's folder (a string: the detect start-up path has no ``pathlib``)."""
-    return os.path.join(cache_root_str(flag, env), DETECT)
-
-
-class CacheLayout:
-    """The fixed subfolders of one cache root, as every cache uses them (read-only)."""
-
-    __slots__ = ("root",)
-    root: Path
-
-    def __init__(self, root: Path) -> None:
-        object.__setattr__(self, "root", root)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"CacheLayout is read-only: cannot set {name}")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, CacheLayout) and other.root == self.root
-
-    def __hash__(self) -> int:
-        return hash(self.root)
-
-    def __repr__(self) -> str:
-        return f"CacheLayout(root={self.root!r})"
-
-    @classmethod
-    def locate(cls, flag: StrPath | None, env: Mapping[str, str]) -> CacheLayout:
-        return cls(cache_root(flag, env))
-
-    @property
-    def wheels(self) -> Path:
-        """Downloaded wheels, ``{sha[:2]}/{sha}/{filename}``."""
-        return self.root / WHEELS
-
-    @property
-    def unpacked(self) -> Path:
-        """Unpacked wheels, ``{sha[:2]}/{sha}/``."""
-        return self.root / UNPACKED
-
-    @property
-    def http(self) -> Path:
-        """Index pages by URL."""
-        return self.root / HTTP
-
-    @property
-    def envs(self) -> Path:
-        """What each interpreter said of itself."""
-        return self.root / ENVS
-
-    @property
-    def detect(self) -> Path:
-        """The per-boot detection result."""
-        return self.root / DETECT
-
-    @property
-    def built(self) -> Path:
-        """What source builds made, ``{sha[:2]}/{sha}/`` by the sdist's sha256: the wheels
-        built from it, and the metadata prepared for each interpreter."""
-        return self.root / BUILT
-
-    @property
-    def remembered(self) -> Path:
-        """Remembered resolutions, ``{key[:2]}/{key}.json`` (see
-        :mod:`fitwheel.install.remembered`)."""
-        return self.root / REMEMBERED
-
-    def wheel_file(self, sha256: str, filename: str) -> str:
-        """Where the downloaded wheel ``filename`` with that sha256 is kept."""
-        return cached_wheel(self.wheels, sha256, filename)
-
-
-def cached_wheel(folder: StrPath, sha256: str, filename: str) -> str:
-    """The place of a wheel in a wheel cache folder: ``{sha[:2]}/{sha}/{filename}``."""
-    return os.path.join(folder, sha256[:2], sha256, filename)
 
 
 def _temporary(folder: str, name: str, mode: int) -> tuple[int, str]:

@@ -19,8 +19,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from fitwheel._values import Frozen
 from fitwheel.errors import IntegrityError
-from fitwheel.variants.frozen import Frozen
 
 if TYPE_CHECKING:
     from hashlib import _Hash

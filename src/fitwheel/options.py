@@ -8,13 +8,13 @@ session from a :class:`SourceOptions`. Each record's ``with_pip_settings`` puts 
 configuration under the flags: a yes/no setting is on when the configuration or the flag says
 so, lists are the configuration's and then the flags', a value given as a flag wins.
 
-The records are :class:`fitwheel.variants.frozen.Frozen` (no ``dataclasses``, no ``typing``):
+The records are :class:`fitwheel._values.Frozen` (no ``dataclasses``, no ``typing``):
 an install answered from a remembered resolution builds them on its short path.
 """
 
 from __future__ import annotations
 
-from fitwheel.variants.frozen import Frozen
+from fitwheel._values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

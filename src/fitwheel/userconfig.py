@@ -28,11 +28,10 @@ Writing the file keeps every other table and key, but not comments.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InputError
 
 SECTION = "install"
 #: key -> (environment variable, is a list)
@@ -45,23 +44,14 @@ KEYS: dict[str, tuple[str, bool]] = {
 LEVELS = ("site", "user")
 
 
-class ConfigFileError(FitwheelError):
+class ConfigFileError(InputError):
     pass
-
-
-def site_config_path(env: Mapping[str, str]) -> str:
-    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
-        dirs = [d for d in (env.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep) if d]
-        return os.path.join(dirs[0] if dirs else "/etc/xdg", "fitwheel", "config.toml")
-    import platformdirs
-
-    return os.path.join(platformdirs.site_config_dir("fitwheel", appauthor=False), "config.toml")
 
 
 def config_paths(env: Mapping[str, str]) -> dict[str, str]:
     """level -> file path. ``FITWHEEL_CONFIG=/dev/null`` means no file at all, site included
     (as ``PIP_CONFIG_FILE=/dev/null`` does for pip)."""
-    from fitwheel.platform.overrides import config_path
+    from fitwheel.paths import config_path, site_config_path
 
     user = config_path(env)
     if user == os.devnull:
@@ -178,8 +168,8 @@ def torch_settings(
 
 
 def dumps_toml(data: Mapping[str, Any]) -> str:
-    """The file's TOML (through the one TOML writer, :mod:`fitwheel.lock.tomlwrite`)."""
-    from fitwheel.lock.tomlwrite import TomlWriteError, dumps
+    """The file's TOML (through the one TOML writer, :mod:`fitwheel.toml`)."""
+    from fitwheel.toml import TomlWriteError, dumps
 
     try:
         return dumps(data)

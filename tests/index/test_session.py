@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fitwheel.fs import CacheLayout
 from fitwheel.index.http import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from fitwheel.index.session import open_session
 from fitwheel.options import SourceOptions
+from fitwheel.paths import CacheLayout
 
 
 def _env(tmp_path: Path, conf: str) -> dict[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.fs import CacheLayout
+from fitwheel.paths import CacheLayout
 from tests.kit import build_simple_index, clean_env, make_wheel, serve_static
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]

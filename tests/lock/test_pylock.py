@@ -14,7 +14,7 @@ from packaging.pylock import Pylock
 
 from fitwheel.cli._lockhosts import lock_targets
 from fitwheel.lock.document import loads_lock
-from fitwheel.lock.tomlwrite import dumps
+from fitwheel.toml import dumps
 from fitwheel.variants.filenames import WheelFilename
 from tests.lock.conftest import TARGETS, Fleet
 

@@ -14,7 +14,6 @@ from fitwheel.platform.overrides import (
     from_env,
     load_overrides,
     split_env_name,
-    user_dir,
 )
 from fitwheel.platform.probe import Probe
 from fitwheel.platform.profile import Device
@@ -236,29 +235,3 @@ def test_bad_toml_names_the_file(tmp_path: Path) -> None:
 def test_no_overrides_is_falsy() -> None:
     assert not Overrides()
     assert not from_env({"PATH": "/bin"}, KNOWN)
-
-
-@pytest.mark.parametrize("kind", ["config", "cache"])
-@pytest.mark.parametrize("xdg", [None, "/srv/xdg"])
-def test_user_dirs_match_platformdirs(
-    monkeypatch: pytest.MonkeyPatch, kind: str, xdg: str | None
-) -> None:
-    import sys
-
-    import platformdirs
-
-    if not sys.platform.startswith("linux"):
-        pytest.skip("the XDG rule applies on Linux")
-    var = "XDG_CONFIG_HOME" if kind == "config" else "XDG_CACHE_HOME"
-    if xdg is None:
-        monkeypatch.delenv(var, raising=False)
-    else:
-        monkeypatch.setenv(var, xdg)
-    import os
-
-    expected = (
-        platformdirs.user_config_dir("fitwheel", appauthor=False)
-        if kind == "config"
-        else platformdirs.user_cache_dir("fitwheel")
-    )
-    assert str(user_dir(kind, os.environ)) == expected

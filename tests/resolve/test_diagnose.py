@@ -10,13 +10,14 @@ import pytest
 from packaging import tags
 from packaging.markers import default_environment
 
+from fitwheel.errors import ResolutionError
 from fitwheel.index.config import load_index_config
 from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session
 from fitwheel.resolve.candidates import CandidateSource, Options
 from fitwheel.resolve.diagnose import shadowed
 from fitwheel.resolve.requirements import collect
-from fitwheel.resolve.resolver import Resolution, ResolutionError, resolve
+from fitwheel.resolve.resolver import Resolution, resolve
 from tests.kit import build_simple_index, free_port, make_wheel
 
 PY = ".".join(map(str, sys.version_info[:3]))

@@ -9,13 +9,13 @@ from packaging import tags
 from packaging.markers import default_environment
 from packaging.version import Version
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import FitwheelError, ResolutionError
 from fitwheel.index.config import IndexConfig
 from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session
 from fitwheel.resolve.candidates import CandidateSource, Options
 from fitwheel.resolve.requirements import collect
-from fitwheel.resolve.resolver import ResolutionError, resolve
+from fitwheel.resolve.resolver import resolve
 from tests.kit import build_simple_index, make_wheel, serve
 
 PY = Version("3.11")

@@ -6,13 +6,14 @@ import pytest
 from packaging import tags
 from packaging.markers import default_environment
 
+from fitwheel.errors import ResolutionError
 from fitwheel.index.config import IndexConfig
 from fitwheel.index.finder import Finder
 from fitwheel.platform.policy import target_from_profile
 from fitwheel.platform.profile import parse_profile
 from fitwheel.resolve.candidates import CandidateSource, Options
 from fitwheel.resolve.requirements import collect
-from fitwheel.resolve.resolver import Resolution, ResolutionError, UnsupportedDeviceError, resolve
+from fitwheel.resolve.resolver import Resolution, UnsupportedDeviceError, resolve
 from tests.kit import H100, KEPLER, make_wheel, torch_like
 
 PY = ".".join(map(str, sys.version_info[:3]))

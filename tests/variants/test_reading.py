@@ -13,8 +13,9 @@ from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 
 from fitwheel.variants.errors import InvalidLabelError, InvalidPropertyError, VariantFormatError
+from fitwheel.variants.jsoncheck import MAX_DEPTH, MAX_SIZE
 from fitwheel.variants.model import NULL_LABEL, VariantProperty
-from fitwheel.variants.reading import MAX_DEPTH, MAX_SIZE, loads_variant_info, read_variant_info
+from fitwheel.variants.reading import loads_variant_info, read_variant_info
 
 SOURCE = "demo-1.0-variants.json"
 WHEELNEXT = "https://variants-schema.wheelnext.dev"

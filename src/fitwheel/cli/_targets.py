@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from fitwheel._values import Frozen
 from fitwheel.errors import UsageError
-from fitwheel.variants.frozen import Frozen
 
 # ``typing`` and the platform modules stay unimported until a target is resolved: ``detect``
 # imports this module on its start path. Type checkers treat a name spelled TYPE_CHECKING as theirs.
@@ -91,8 +91,8 @@ def add_python_argument(parser: argparse.ArgumentParser, *, verb: str = "read") 
 def target_environment(args: argparse.Namespace) -> TargetEnvironment:
     """The environment ``--python`` names (else the active virtual environment), asked once
     per interpreter (the answers are kept in the cache, as for ``install``)."""
-    from fitwheel.fs import CacheLayout, cache_root
     from fitwheel.install.environment import inspect_environment
+    from fitwheel.paths import CacheLayout, cache_root
 
     layout = CacheLayout(cache_root(None, os.environ))
     return inspect_environment(getattr(args, "python", None), os.environ, cache_dir=layout.envs)
@@ -132,7 +132,7 @@ def _profile(args: argparse.Namespace, cache_dir: Path | None) -> tuple[Profile,
         return detect.detect_profile(sysroot_probe(root)), f"sysroot {root}"
     if cache_dir:
         # a command's --cache-dir holds the detection cache too (one root for every cache)
-        from fitwheel.fs import detect_dir
+        from fitwheel.paths import detect_dir
 
         return detect.detect_profile(
             Probe(), cache_dir=detect_dir(os.environ, cache_dir)

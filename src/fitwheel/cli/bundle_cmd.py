@@ -55,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
         hosts.append(host_for(ns, None, sources.cache_dir))
 
     def fetch(lock: Lock, files: Sequence[tuple[LockedPackage, LockedWheel]]) -> list[Path]:
-        from fitwheel.fs import CacheLayout, cache_root
         from fitwheel.lock.syncing import SyncedFile, SyncRequest, fetch_files
+        from fitwheel.paths import CacheLayout, cache_root
 
         request = SyncRequest(jobs=args.jobs, cert=sources.cert, cache_dir=sources.cache_dir)
         layout = CacheLayout(cache_root(request.cache_dir, request.env))

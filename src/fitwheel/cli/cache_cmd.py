@@ -59,7 +59,7 @@ def _size(count: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fitwheel.fs import CacheLayout
+    from fitwheel.paths import CacheLayout
 
     layout = CacheLayout.locate(args.cache_dir, os.environ)
     if not layout.root.is_dir():

@@ -10,7 +10,7 @@ from pathlib import Path
 from fitwheel.doctor.inventory import Inventory, read_inventory
 from fitwheel.doctor.report import FAIL, PASS, Check
 from fitwheel.doctor.static import static_checks
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InstallationError
 from fitwheel.platform.profile import Profile
 
 TYPE_CHECKING = False
@@ -70,7 +70,7 @@ def _locate(python: str | None, env: Mapping[str, str], cache_dir: Path | None) 
 
 def _cache_dir(env: Mapping[str, str]) -> Path | None:
     try:
-        from fitwheel.fs import CacheLayout
+        from fitwheel.paths import CacheLayout
 
         return CacheLayout.locate(None, env).envs
     except Exception:
@@ -144,7 +144,7 @@ def verify_installed(
     return checks if requirements else [c for c in checks if c.name != "requirements"]
 
 
-class VerifyError(FitwheelError):
+class VerifyError(InstallationError):
     """``--verify`` found installed builds that do not fit the machine."""
 
 

@@ -22,12 +22,12 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from fitwheel.errors import FitwheelError
+from fitwheel._values import Frozen
+from fitwheel.errors import InputError
 from fitwheel.index.configfiles import pip_config_files
-from fitwheel.variants.frozen import Frozen
 
 
-class ConfigError(FitwheelError):
+class ConfigError(InputError):
     pass
 
 

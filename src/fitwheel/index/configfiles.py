@@ -8,6 +8,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from fitwheel.paths import home, xdg_config_dirs, xdg_config_home
+
 __all__ = ["pip_config_files"]
 
 
@@ -16,12 +18,10 @@ def pip_config_files(env: Mapping[str, str], site_prefix: str | None = None) -> 
     if env.get("PIP_CONFIG_FILE") == os.devnull:
         return []
     files: list[Path] = []
-    xdg_dirs = env.get("XDG_CONFIG_DIRS") or "/etc/xdg"
-    files += [Path(d) / "pip" / "pip.conf" for d in xdg_dirs.split(os.pathsep) if d]
+    files += [Path(d) / "pip" / "pip.conf" for d in xdg_config_dirs(env)]
     files.append(Path("/etc/pip.conf"))
-    home = Path(env.get("HOME") or os.path.expanduser("~"))
-    files.append(home / ".pip" / "pip.conf")
-    files.append(Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "pip" / "pip.conf")
+    files.append(Path(home(env)) / ".pip" / "pip.conf")
+    files.append(Path(xdg_config_home(env)) / "pip" / "pip.conf")
     files.append(Path(site_prefix or sys.prefix) / "pip.conf")
     if env.get("PIP_CONFIG_FILE"):
         files.append(Path(env["PIP_CONFIG_FILE"]))

@@ -40,11 +40,6 @@ from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import SdistFilename, WheelFilename, is_sdist_filename
 from fitwheel.variants.names import canonicalize_name
 
-
-class ProjectNotFound(FitwheelError):
-    pass
-
-
 #: the rank of find-links files: after every index, and never dropped by the strategy
 FIND_LINKS_RANK = 1 << 30
 

@@ -11,12 +11,12 @@ import os
 import urllib.parse
 from pathlib import Path
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InputError
 from fitwheel.index.simple import Link
 from fitwheel.variants.filenames import VARIANTS_JSON_SUFFIX, is_sdist_filename
 
 
-class FindLinksError(FitwheelError):
+class FindLinksError(InputError):
     pass
 
 

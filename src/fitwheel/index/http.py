@@ -30,7 +30,8 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from fitwheel.errors import FitwheelError, NetworkError
+from fitwheel._values import Frozen
+from fitwheel.errors import InstallationError, NetworkError
 from fitwheel.index.auth import netloc, netrc_credentials, redact, split_credentials
 from fitwheel.index.deadlines import (
     ATTEMPT,
@@ -43,7 +44,6 @@ from fitwheel.index.deadlines import (
 from fitwheel.index.httpcache import HttpCache
 from fitwheel.index.pools import USER_AGENT, bypassed, pool_manager, proxies, ssl_context
 from fitwheel.integrity import Hashes, HashMismatchError, verify
-from fitwheel.variants.frozen import Frozen
 
 if TYPE_CHECKING:
     # both load with the HTTP stack, when a request is really made
@@ -134,7 +134,7 @@ class BadResponseError(NetworkError):
         super().__init__(f"{redact(url)}: {problem}.")
 
 
-class LocalWriteError(FitwheelError):
+class LocalWriteError(InstallationError):
     """Writing a download to the local disk failed: not a network problem."""
 
     def __init__(self, path: str, url: str, exc: OSError) -> None:

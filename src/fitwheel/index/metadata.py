@@ -10,17 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InvalidWheelError, NetworkError
 from fitwheel.index.findlinks import local_path
 from fitwheel.index.http import Session
 from fitwheel.index.simple import Link
 from fitwheel.wheel.archive import WheelArchive
 
 _RANGE_CHUNK = 64 * 1024
-
-
-class MetadataError(FitwheelError):
-    pass
 
 
 def _member_of(archive: WheelArchive, member: str) -> bytes | None:
@@ -80,10 +76,10 @@ def fetch_metadata(link: Link, session: Session | None) -> bytes:
     if path is not None:
         data = wheel_member(path, "METADATA")
         if data is None:
-            raise MetadataError(f"{path} has no METADATA file.")
+            raise InvalidWheelError(str(path), "it has no METADATA file")
         return data
     if session is None:
-        raise MetadataError(f"cannot fetch {link.url} without an HTTP session.")
+        raise NetworkError(f"cannot fetch {link.url} without an HTTP session.")
     if link.metadata_hashes is not None:
         resp = session.get(
             link.metadata_url,
@@ -109,7 +105,7 @@ def fetch_member(link: Link, session: Session, member: str, *, required: bool) -
             with WheelArchive(link.url, reader=reader.read, size=size) as archive:
                 data = _member_of(archive, member)
             if data is None and required:
-                raise MetadataError(f"{link.filename} has no {member} file.")
+                raise InvalidWheelError(link.filename, f"it has no {member} file")
             return data
     except (_NoRanges, ValueError):
         pass
@@ -122,5 +118,5 @@ def fetch_member(link: Link, session: Session, member: str, *, required: bool) -
         with WheelArchive(path) as archive:
             data = _member_of(archive, member)
     if data is None and required:
-        raise MetadataError(f"{link.filename} has no {member} file.")
+        raise InvalidWheelError(link.filename, f"it has no {member} file")
     return data

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fitwheel.fs import CacheLayout
 from fitwheel.index.config import PipSettings, load_pip_settings
 from fitwheel.index.http import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Session
 from fitwheel.index.httpcache import HttpCache
 from fitwheel.options import SourceOptions
+from fitwheel.paths import CacheLayout
 
 
 def open_session(

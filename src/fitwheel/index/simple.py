@@ -14,10 +14,10 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from fitwheel.errors import FitwheelError
+from fitwheel._values import Frozen
+from fitwheel.errors import NetworkError
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import VARIANTS_JSON_SUFFIX, VariantsJsonFilename
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import canonicalize_name
 
 ACCEPT = (
@@ -28,7 +28,7 @@ _JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 
-class IndexPageError(FitwheelError):
+class IndexPageError(NetworkError):
     pass
 
 

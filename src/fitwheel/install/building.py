@@ -16,10 +16,10 @@ from fitwheel.resolve.requirements import UserInput, UserRequirement
 if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
-    from fitwheel.fs import CacheLayout
     from fitwheel.install.environment import TargetEnvironment
     from fitwheel.install.fetching import Fetcher
     from fitwheel.install.outcome import Planned
+    from fitwheel.paths import CacheLayout
     from fitwheel.resolve.candidates import Candidate
     from fitwheel.sdist.builder import SourceBuilder
 
@@ -90,7 +90,7 @@ class SourceBuilds:
     def _guard(self, cand: Candidate) -> str:
         what = f"{cand.name} {cand.version} ({cand.link.filename})"
         if cand.name in self.building:
-            from fitwheel.sdist.backend import BuildError
+            from fitwheel.errors import BuildError
 
             chain = " -> ".join([*sorted(self.building), str(cand.name)])
             raise BuildError(
@@ -106,7 +106,7 @@ class SourceBuilds:
         try:
             self._install(python, requirements, what.split(" ", 1)[0])
         except FitwheelError as exc:
-            from fitwheel.sdist.backend import BuildError
+            from fitwheel.errors import BuildError
 
             raise BuildError(f"cannot set up the build environment of {what}: {exc}") from None
 
@@ -204,7 +204,7 @@ def _build_local(item: UserRequirement, path: Path, sources: SourceBuilds) -> Us
 
 
 def _check_built(cand: Candidate, wheel: Path) -> None:
-    from fitwheel.sdist.backend import BuildError
+    from fitwheel.errors import BuildError
     from fitwheel.variants.filenames import WheelFilename
 
     parsed = WheelFilename.parse(wheel.name)

@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fitwheel.fs import CacheLayout, locked
+from fitwheel.fs import locked
 from fitwheel.install.unpacked import check_members
 from fitwheel.install.unpacked_layout import MANIFEST, CachedLayout, read_members
+from fitwheel.paths import CacheLayout
 
 #: leftovers of killed processes (temporary folders, partial downloads) older than this go
 _STALE_SECONDS = 3600

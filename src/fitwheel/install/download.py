@@ -21,12 +21,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 
+from fitwheel._values import Frozen
 from fitwheel.errors import FitwheelError
-from fitwheel.fs import CACHE_FULL_HINT, CacheLayout, cached_wheel, lock_fd, storage_error
+from fitwheel.fs import CACHE_FULL_HINT, lock_fd, storage_error
 from fitwheel.index.auth import redact
 from fitwheel.index.findlinks import local_path
 from fitwheel.integrity import Hashes, HashMismatchError, Verifier
-from fitwheel.variants.frozen import Frozen
+from fitwheel.paths import CacheLayout, cached_wheel
 
 if TYPE_CHECKING:
     # the HTTP stack (urllib3, ssl) loads only where something is downloaded

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fitwheel._values import Frozen
 from fitwheel.errors import FitwheelError
 from fitwheel.fs import atomic_write
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import canonicalize_name
 
 if TYPE_CHECKING:

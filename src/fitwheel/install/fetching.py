@@ -16,10 +16,10 @@ if TYPE_CHECKING:
     from packaging.utils import NormalizedName
     from packaging.version import Version
 
-    from fitwheel.fs import CacheLayout
     from fitwheel.index.http import Session
     from fitwheel.install.outcome import Planned
     from fitwheel.install.precreate import Precreator
+    from fitwheel.paths import CacheLayout
     from fitwheel.resolve.candidates import Candidate
     from fitwheel.resolve.requirements import UserRequirement
 

@@ -453,9 +453,9 @@ class Recall:
         cache_dir: str | None,
         target: object,
     ) -> None:
-        from fitwheel.fs import CacheLayout, cache_root
         from fitwheel.index.configfiles import pip_config_files
         from fitwheel.install.environment import describe_interpreter
+        from fitwheel.paths import CacheLayout, cache_root
         from fitwheel.userconfig import config_paths
 
         self.env = env

@@ -18,9 +18,9 @@ import collections
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fitwheel._values import Frozen
 from fitwheel.errors import IntegrityError
 from fitwheel.variants.errors import VariantError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import canonicalize_name
 
 if TYPE_CHECKING:

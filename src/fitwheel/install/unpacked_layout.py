@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from fitwheel._values import Frozen
 from fitwheel.errors import FitwheelError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.wheel.record import record_line
 
 MANIFEST = "fitwheel-unpacked.json"

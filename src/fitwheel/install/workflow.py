@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from fitwheel.errors import FitwheelError
-from fitwheel.fs import CacheLayout, cache_root
 from fitwheel.index.config import IndexConfig, PipSettings, load_index_config, load_pip_settings
 from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session
@@ -37,6 +36,7 @@ from fitwheel.install.placement import place_stage
 from fitwheel.install.planning import add_torch_warnings, plan_stage
 from fitwheel.install.session import EnvironmentSession
 from fitwheel.options import PlacementOptions, ResolutionOptions, SourceOptions
+from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import CandidateSource, Options
 from fitwheel.resolve.requirements import UserInput, collect

@@ -28,13 +28,13 @@ only the CUDA builds need) is installed exactly where that build is.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fitwheel.errors import FitwheelError
-from fitwheel.lock.tomlwrite import dumps
+from fitwheel.errors import InputError
+from fitwheel.lock.markers import simple_marker
+from fitwheel.toml import TomlReadError, dumps, loads
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.model import VariantInfo
@@ -46,7 +46,7 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _INLINE = ("packages.variants-json.*.*",)
 
 
-class LockFileError(FitwheelError):
+class LockFileError(InputError):
     """A lock file that cannot be used as it is (unreadable, invalid, incomplete)."""
 
 
@@ -316,8 +316,6 @@ def _package(raw: Any, index: int, source: str) -> LockedPackage:
         _str(raw, key, source, where, required=False)
     marker = raw.get("marker")
     if marker is not None:
-        from fitwheel.lock.selection import simple_marker
-
         if simple_marker(marker) is None:
             from packaging.markers import InvalidMarker, Marker
 
@@ -374,11 +372,10 @@ def _strings(raw: Any, source: str, where: str) -> tuple[str, ...]:
 
 def loads_lock(text: str, source: str) -> Lock:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = loads(text, source)
+    except TomlReadError as exc:
         raise LockFileError(
-            f"{source} is not valid TOML ({exc}). Nothing was changed; restore the file or run "
-            "'fitwheel lock' again."
+            f"{exc}. Nothing was changed; restore the file or run 'fitwheel lock' again."
         ) from None
     version = data.get("lock-version")
     if not isinstance(version, str) or version.split(".")[0] != "1":

@@ -15,13 +15,9 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InputError
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel
 from fitwheel.lock.selection import Host, Selection, select
-
-
-class ExportError(FitwheelError):
-    pass
 
 
 def requirements_text(lock: Lock, selection: Selection) -> tuple[str, list[str]]:
@@ -35,7 +31,7 @@ def requirements_text(lock: Lock, selection: Selection) -> tuple[str, list[str]]
     warnings = []
     for package, wheel in sorted(selection.files, key=lambda item: item[0].name):
         if wheel.url is None:
-            raise ExportError(
+            raise InputError(
                 f"{lock.source}: {package.describe()}: {wheel.filename} has a path but no URL; "
                 "a requirements file needs a URL for it."
             )
@@ -80,7 +76,7 @@ def bundle(
         for package, wheel in selection.files:
             chosen.setdefault(wheel.filename, (package, wheel))
     if out.exists() and any(out.iterdir()):
-        raise ExportError(f"{out} exists and is not empty: give a new folder for the bundle.")
+        raise InputError(f"{out} exists and is not empty: give a new folder for the bundle.")
     files = [chosen[name] for name in sorted(chosen)]
     paths = fetch(lock, files)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 from packaging.utils import NormalizedName
 from packaging.version import Version
 
-from fitwheel.errors import FitwheelError
-from fitwheel.fs import CacheLayout, cache_root
+from fitwheel.errors import InputError, ResolutionError
 from fitwheel.index.config import IndexConfig, load_index_config
 from fitwheel.index.finder import FIND_LINKS_RANK, Finder, search_order
 from fitwheel.index.http import Session
@@ -47,18 +46,15 @@ from fitwheel.lock.document import (
 )
 from fitwheel.lock.targets import LockTarget
 from fitwheel.options import ResolutionOptions, SourceOptions
+from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
 from fitwheel.resolve.provider import SharedMetadata
 from fitwheel.resolve.requirements import UserInput, collect
-from fitwheel.resolve.resolver import Resolution, ResolutionError, resolve
+from fitwheel.resolve.resolver import Resolution, resolve
 
 if TYPE_CHECKING:
     from fitwheel.torchbackend.routing import Router
     from fitwheel.torchbackend.settings import TorchSettings
-
-
-class LockError(FitwheelError):
-    pass
 
 
 class LockRequest:
@@ -186,13 +182,13 @@ def run_lock(
     request: LockRequest, targets: Sequence[LockTarget], previous: Lock | None = None
 ) -> LockOutcome:
     if not targets:
-        raise LockError("a lock needs at least one target: pass --profile FILE (repeatable).")
+        raise InputError("a lock needs at least one target: pass --profile FILE (repeatable).")
     user = collect(request.requirements, request.requirement_files, request.constraint_files)
     if not user.requirements:
-        raise LockError("nothing to lock: name at least one requirement or pass -r FILE.")
+        raise InputError("nothing to lock: name at least one requirement or pass -r FILE.")
     for item in user.requirements:
         if item.wheel_path is not None:
-            raise LockError(
+            raise InputError(
                 f"{item.origin}: {item.wheel_path} is a local wheel; a lock names files that "
                 "every machine can fetch: publish it to an index or a find-links folder."
             )
@@ -242,14 +238,8 @@ def run_lock(
                 allow_fallback=request.resolution.allow_fallback,
                 shared=shared,
             )
-        except ResolutionError as exc:
-            raise LockError(f"target {target.name} ({target.source}): {exc}") from None
-        except FitwheelError as exc:
-            from fitwheel.torchbackend.routing import TorchBackendError
-
-            if not isinstance(exc, TorchBackendError):
-                raise
-            raise LockError(f"target {target.name} ({target.source}): {exc}") from None
+        except ResolutionError as exc:  # the torch backend route's failures included
+            raise ResolutionError(f"target {target.name} ({target.source}): {exc}") from None
         resolutions.append(resolution)
         finders.append(finder)
         routers.append(router)
@@ -375,7 +365,7 @@ def _build(
             known = links.setdefault(cand.link.filename, cand.link)
             if known.url != cand.link.url and known.sha256 and known.sha256 != cand.link.sha256:
                 # one filename, two files (say, two backend indexes): a lock names one file
-                raise LockError(
+                raise ResolutionError(
                     f"{cand.link.filename} is served with different contents by "
                     f"{public_url(known.url)} and {public_url(cand.link.url)}; a lock can "
                     "hold only one file of that name: lock those targets separately, or pin "

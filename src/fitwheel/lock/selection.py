@@ -23,7 +23,6 @@ every entry whose marker holds, with the host's choice of file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -31,8 +30,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
 from packaging.version import InvalidVersion, Version
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import ResolutionError
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel, TargetRecord
+from fitwheel.lock.markers import marker_holds
 from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
 from fitwheel.variants.ordering import Target, order_variants
@@ -40,14 +40,6 @@ from fitwheel.variants.ordering import Target, order_variants
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from fitwheel.torchbackend.table import BackendTable
-
-
-class NoTargetFitsError(FitwheelError):
-    pass
-
-
-class UnsupportedHostGpuError(NoTargetFitsError):
-    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,39 +69,6 @@ class Selection:
     choices: tuple[Choice, ...]
     #: per target of the lock: why it does not fit (empty for the chosen one)
     reasons: Mapping[str, str]
-
-
-_CLAUSE = re.compile(r'\s*([a-z_]+) == "([^"\\]*)"\s*')
-
-
-def simple_marker(marker: str) -> list[list[tuple[str, str]]] | None:
-    """``marker`` as alternatives of ``name == "value"`` conjunctions, when it is of the form
-    ``lock`` writes (``a == "1" and b == "2"``, or such in parentheses joined by ``or``);
-    None for anything else (packaging evaluates that)."""
-    out = []
-    for part in marker.split(" or "):
-        part = part.strip()
-        if part.startswith("(") and part.endswith(")"):
-            part = part[1:-1]
-        clauses = []
-        for clause in part.split(" and "):
-            found = _CLAUSE.fullmatch(clause)
-            if found is None:
-                return None
-            clauses.append((found.group(1), found.group(2)))
-        out.append(clauses)
-    return out
-
-
-def _marker_holds(marker: str | None, environment: Mapping[str, str]) -> bool:
-    if not marker:
-        return True
-    simple = simple_marker(marker)
-    if simple is not None and all(k in environment for alt in simple for k, _v in alt):
-        return any(all(environment[k] == v for k, v in alt) for alt in simple)
-    from packaging.markers import Marker
-
-    return Marker(marker).evaluate({**environment, "extra": ""})
 
 
 def _fits_tags(wheel: LockedWheel, ranks: Mapping[Tag, int]) -> int | None:
@@ -184,7 +143,7 @@ def select(
 ) -> Selection:
     """``table``: the torch backend table (None: fitwheel's own, read when a target needs it)."""
     ranks = {tag: i for i, tag in enumerate(host.tags)}
-    live = [p for p in lock.packages if _marker_holds(p.marker, host.environment)]
+    live = [p for p in lock.packages if marker_holds(p.marker, host.environment)]
     choices = tuple(host_choice(p, host, ranks) for p in live if p.info is not None)
     by_entry = {id(c.package): c for c in choices}
     if not lock.targets:
@@ -192,7 +151,7 @@ def select(
         for p in live:
             choice = by_entry.get(id(p)) or host_choice(p, host, ranks)
             if choice.wheel is None:
-                raise NoTargetFitsError(
+                raise ResolutionError(
                     f"{lock.source}: {p.describe()}: no locked file fits {host.description} "
                     f"(its wheels: {', '.join(w.filename for w in p.wheels)})."
                 )
@@ -217,9 +176,9 @@ def select(
             return Selection(record, files, choices, reasons)
         reasons[record.name] = why or "its build would leave the GPU here unused"
     if refusal is not None:
-        raise UnsupportedHostGpuError(refusal)
+        raise ResolutionError(refusal)
     detail = "; ".join(f"{name}: {why}" for name, why in reasons.items())
-    raise NoTargetFitsError(
+    raise ResolutionError(
         f"nothing in {lock.source} fits {host.description} "
         f"(python {host.environment.get('python_version')}, "
         f"{host.environment.get('sys_platform')} {host.environment.get('platform_machine')}): "
@@ -235,7 +194,7 @@ def _misfit(
     ranks: Mapping[Tag, int],
     choices: Mapping[int, Choice],
 ) -> str | None:
-    if not _marker_holds(record.marker, host.environment):
+    if not marker_holds(record.marker, host.environment):
         return f"its environment ({record.marker}) is not this host's"
     for p in lock.packages:
         filename = p.targets.get(record.name)

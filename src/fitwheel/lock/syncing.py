@@ -15,8 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from fitwheel.errors import FitwheelError
-from fitwheel.fs import CacheLayout, cache_root
+from fitwheel.errors import FitwheelError, InputError, InstallationError, NetworkError
 from fitwheel.install.download import Downloaded, Downloader, DownloadItem
 from fitwheel.install.environment import TargetEnvironment, inspect_environment
 from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
@@ -25,6 +24,7 @@ from fitwheel.install.transaction import Operation
 from fitwheel.install.unpacked import UnpackedCache
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel
 from fitwheel.lock.selection import Host, Selection, select
+from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.variants.names import canonicalize_name
 
 TYPE_CHECKING = False
@@ -34,10 +34,6 @@ if TYPE_CHECKING:
 
 #: installed tools that sync leaves alone even when the lock does not list them
 KEPT = frozenset({"pip"})
-
-
-class SyncError(FitwheelError):
-    pass
 
 
 class SyncRequest:
@@ -122,7 +118,7 @@ class _Locator:
             folder = local_path(location)
             if folder is not None:
                 if not folder.is_dir():
-                    raise SyncError(f"--find-links {location}: no such folder.")
+                    raise InputError(f"--find-links {location}: no such folder.")
                 for link in folder_links(folder):
                     found = local_path(link.url)
                     if found is not None:
@@ -130,12 +126,12 @@ class _Locator:
                 for path in sorted(folder.glob("files/*/*.whl")):
                     self.local.setdefault(path.name, path)  # a bundle's (or index's) files
             elif self.offline:
-                raise SyncError(f"--find-links {location} is not a local folder, and --offline.")
+                raise InputError(f"--find-links {location} is not a local folder, and --offline.")
             else:
                 self.remote_pages.append(location)
         self.index_url = request.index_url
         if self.index_url and self.offline:
-            raise SyncError("--index-url and --offline contradict each other: drop one.")
+            raise InputError("--index-url and --offline contradict each other: drop one.")
         self._finder: Finder | None = None
 
     def _relocated(self, package: LockedPackage, wheel: LockedWheel, session: object) -> str | None:
@@ -166,7 +162,7 @@ class _Locator:
         if relocated is not None:
             return relocated
         if self.offline or wheel.url is None:
-            raise SyncError(
+            raise InputError(
                 f"{package.describe()}: {wheel.filename} is not in the bundle or --find-links "
                 f"folders{' and --offline is on' if self.offline else ''}"
             )
@@ -185,7 +181,7 @@ def run_sync(
 ) -> SyncOutcome:
     env = environment if environment is not None else host_environment(request)
     if env.externally_managed and not request.break_system_packages:
-        raise SyncError(
+        raise InstallationError(
             f"{env.python} belongs to the operating system's Python, whose packages the system "
             "package manager owns (PEP 668): create a virtual environment and pass --python "
             "VENV, or pass --break-system-packages to sync there anyway."
@@ -293,9 +289,9 @@ def fetch_files(
         try:
             url = locator.url_of(f.package, f.wheel, session)
         except FitwheelError as exc:
-            raise SyncError(f"{lock.source}: {exc}. Nothing was changed.") from None
+            raise NetworkError(f"{lock.source}: {exc}. Nothing was changed.") from None
         if url.startswith(("http:", "https:")) and request.offline:
-            raise SyncError(
+            raise InputError(
                 f"{lock.source}: {f.package.describe()}: {f.wheel.filename} would be fetched "
                 f"from {url}, but --offline is on. Nothing was changed."
             )
@@ -307,7 +303,9 @@ def fetch_files(
         return downloader.fetch_all(items, progress)
     except FitwheelError as exc:
         entry = _entry_named(str(exc), by_url)
-        raise SyncError(f"{lock.source}: {entry}{exc} Nothing was installed or removed.") from None
+        raise NetworkError(
+            f"{lock.source}: {entry}{exc} Nothing was installed or removed."
+        ) from None
     finally:
         downloader.close()
 

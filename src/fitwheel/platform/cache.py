@@ -8,7 +8,7 @@ set of providers and the fitwheel version. A result with an ``unknown`` namespac
 minutes only, anything else for a day; a file that cannot be decoded, that has another key, or a
 timestamp in the future is ignored and rewritten.
 
-Directory: the ``detect`` folder of the cache root (:mod:`fitwheel.fs`). Detection under a
+Directory: the ``detect`` folder of the cache root (:mod:`fitwheel.paths`). Detection under a
 sysroot does not use the cache (the files, not the boot, define that answer).
 """
 
@@ -95,7 +95,7 @@ def _code_stamp() -> str:
 
 
 def default_dir(env: Mapping[str, str]) -> str:
-    from fitwheel.fs import detect_dir
+    from fitwheel.paths import detect_dir
 
     return detect_dir(env)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from fitwheel._values import Frozen
 from fitwheel.platform.profile import Device
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import VariantInfo
 
 #: Why a label is missing from both the ordered and the rejected lists (the file names a variant

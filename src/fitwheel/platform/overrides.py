@@ -30,7 +30,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InputError
+from fitwheel.paths import ENV_CONFIG, config_path
 
 # ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
 # treat a name spelled TYPE_CHECKING as theirs.
@@ -45,12 +46,11 @@ if TYPE_CHECKING:
 
 ENV_PREFIX = "FITWHEEL_FORCE_"
 ENV_DETECT = "FITWHEEL_DETECT"
-ENV_CONFIG = "FITWHEEL_CONFIG"
 _OFF = ("off", "")
 _DETECT = "detect"
 
 
-class OverrideError(FitwheelError):
+class OverrideError(InputError):
     pass
 
 
@@ -329,36 +329,6 @@ def merge(file: Overrides, env: Overrides) -> Overrides:
     return Overrides(namespaces, features, env.detection_off or file.detection_off)
 
 
-# Paths here are strings: importing ``pathlib`` would cost more than the rest of detection.
-
-
-def config_path(env: Mapping[str, str]) -> str:
-    explicit = env.get(ENV_CONFIG)
-    if explicit:
-        return explicit
-    return os.path.join(user_dir("config", env), "config.toml")
-
-
-def user_dir(kind: str, env: Mapping[str, str]) -> str:
-    """fitwheel's user ``config`` or ``cache`` directory, as ``platformdirs`` places it (the
-    cache one is :func:`fitwheel.fs.user_cache_dir`, the root every cache lives under).
-
-    On Linux and the BSDs this is the XDG rule, computed here because importing platformdirs
-    costs more than the rest of detection; elsewhere platformdirs answers."""
-    if kind != "config":
-        from fitwheel.fs import user_cache_dir
-
-        return user_cache_dir(env)
-    import sys
-
-    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
-        base = env.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-        return os.path.join(base, "fitwheel")
-    import platformdirs
-
-    return platformdirs.user_config_dir("fitwheel", appauthor=False)
-
-
 def load_config(path: str, *, required: bool) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
@@ -371,13 +341,12 @@ def load_config(path: str, *, required: bool) -> dict[str, Any]:
         raise OverrideError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     if not data.strip():
         return {}  # an empty file (or /dev/null) says nothing: no parser needed
-    import tomllib  # only when a config file is read: off the detection start path
+    from fitwheel.toml import TomlReadError, loads  # only when a config file is read
 
     try:
-        parsed: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
-        return parsed
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise OverrideError(f"config file {path} is not valid TOML: {exc}") from None
+        return loads(data, f"config file {path}")
+    except TomlReadError as exc:
+        raise OverrideError(str(exc)) from None
 
 
 def may_override(env: Mapping[str, str]) -> bool:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import threading
 
+from fitwheel._values import Frozen
 from fitwheel.platform.probe import Probe
-from fitwheel.variants.frozen import Frozen
 
 PCI_DEVICES = "/sys/bus/pci/devices"
 VENDOR_NVIDIA = 0x10DE

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from fitwheel.variants.frozen import Frozen
+from fitwheel._values import Frozen
 
 # ``typing`` is not imported at run time (start-up cost on the detect path); type checkers
 # treat a name spelled TYPE_CHECKING as theirs.

@@ -11,9 +11,9 @@ import json
 import os
 from collections.abc import Mapping
 
-from fitwheel.errors import FitwheelError
+from fitwheel._values import Frozen
+from fitwheel.errors import InputError
 from fitwheel.variants.errors import VariantFormatError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.names import check_feature, check_namespace, check_value
 
 # Neither ``typing`` nor ``pathlib`` is imported at run time: ``fitwheel select --profile`` loads
@@ -30,10 +30,6 @@ _DESCRIBED_EXTRAS = (
     ("compute_capability", "compute capability"),
     ("device_ip", "device IP"),
 )
-
-
-class ProfileError(FitwheelError):
-    pass
 
 
 _set = object.__setattr__
@@ -231,9 +227,9 @@ def load_profile(path: str | Path) -> Profile:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except OSError as exc:
-        raise ProfileError(f"cannot read profile {p}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read profile {p}: {exc.strerror or exc}") from None
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
-        raise ProfileError(f"{p}: not valid JSON: {exc}") from None
+        raise InputError(f"{p}: not valid JSON: {exc}") from None
     return parse_profile(data, p)

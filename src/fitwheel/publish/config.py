@@ -21,15 +21,15 @@ publishing, so such a provider must be written out as ``static-properties``.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fitwheel.errors import FitwheelError
+from fitwheel._values import Frozen
+from fitwheel.errors import InputError
+from fitwheel.toml import TomlReadError, load
 from fitwheel.variants.errors import VariantFormatError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import Provider, check_feature, check_namespace, check_value
 
 _PROVIDER_KEYS = {
@@ -42,7 +42,7 @@ _PROVIDER_KEYS = {
 }
 
 
-class VariantConfigError(FitwheelError):
+class VariantConfigError(InputError):
     """A variants config (or pyproject ``[variant]`` table) that cannot be used."""
 
 
@@ -78,11 +78,11 @@ def load_config(path: str | Path, *, pyproject: bool = False) -> VariantConfig:
     """Read a variants config file, or a pyproject's ``[variant]`` table with ``pyproject=True``."""
     source = str(path)
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = load(path, source)
     except OSError as exc:
         raise VariantConfigError(f"{source}: cannot read ({exc.strerror or exc})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise VariantConfigError(f"{source}: not valid TOML ({exc})") from None
+    except TomlReadError as exc:
+        raise VariantConfigError(str(exc)) from None
     table: Any = data.get("variant")
     if table is None and not pyproject:
         table = data

@@ -35,7 +35,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InputError
 from fitwheel.fs import atomic_write, link_or_copy
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename, variants_json_filename
@@ -53,7 +53,7 @@ FORMAT_VERSION = 1
 _CHUNK = 1 << 20
 
 
-class IndexBuildError(FitwheelError):
+class IndexBuildError(InputError):
     """The wheels cannot be published together (bad wheel, conflicting variant metadata)."""
 
 

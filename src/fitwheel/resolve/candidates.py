@@ -19,20 +19,16 @@ from packaging.tags import Tag
 from packaging.utils import NormalizedName
 from packaging.version import InvalidVersion, Version
 
-from fitwheel.errors import FitwheelError
+from fitwheel._values import Frozen
+from fitwheel.errors import InputError
 from fitwheel.index.finder import FIND_LINKS_RANK, Finder
 from fitwheel.index.simple import Link
 from fitwheel.resolve.formats import FormatControl
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.filenames import SdistFilename, WheelFilename, is_sdist_filename
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import VariantDescription, VariantInfo
 from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target, order_variants
-
-
-class CandidateError(FitwheelError):
-    pass
 
 
 class Candidate(Frozen):
@@ -341,7 +337,7 @@ class CandidateSource:
             else:
                 target = self.options.target
                 if target is None:
-                    raise CandidateError(
+                    raise InputError(
                         "variant wheels need a target: pass --profile or let fitwheel detect"
                     )
                 ordering = order_variants(info, target)

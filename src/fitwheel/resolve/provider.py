@@ -25,7 +25,7 @@ from packaging.utils import NormalizedName
 from packaging.version import InvalidVersion, Version
 from resolvelib import AbstractProvider
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import FitwheelError, ResolutionError
 from fitwheel.index.http import Session
 from fitwheel.index.metadata import fetch_metadata
 from fitwheel.resolve.candidates import Candidate, CandidateSource
@@ -35,7 +35,7 @@ from fitwheel.variants.names import canonicalize_name
 from fitwheel.wheel.metadata import CoreMetadata, parse_metadata, split_requires_dist
 
 
-class DependencyError(FitwheelError):
+class DependencyError(ResolutionError):
     pass
 
 

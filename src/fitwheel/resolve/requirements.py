@@ -17,12 +17,12 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName
 
-from fitwheel.errors import FitwheelError
-from fitwheel.variants.frozen import Frozen
+from fitwheel._values import Frozen
+from fitwheel.errors import InputError
 from fitwheel.variants.names import canonicalize_name
 
 
-class RequirementError(FitwheelError):
+class RequirementError(InputError):
     pass
 
 

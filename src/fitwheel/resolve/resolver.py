@@ -16,7 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName
 from packaging.version import Version
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import FitwheelError, ResolutionError
 from fitwheel.index.http import Session
 from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
@@ -25,10 +25,6 @@ from fitwheel.resolve.provider import Provider, SharedMetadata
 from fitwheel.resolve.requirements import UserInput
 from fitwheel.variants.names import canonicalize_name
 from fitwheel.wheel.metadata import CoreMetadata
-
-
-class ResolutionError(FitwheelError):
-    pass
 
 
 class UnsupportedDeviceError(ResolutionError):

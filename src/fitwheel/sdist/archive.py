@@ -19,14 +19,14 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from fitwheel.errors import FitwheelError
-from fitwheel.variants.frozen import Frozen
+from fitwheel._values import Frozen
+from fitwheel.errors import BuildError
 from fitwheel.wheel.archive import check_member_name
 
 _CHUNK = 1 << 20
 
 
-class SdistArchiveError(FitwheelError):
+class SdistArchiveError(BuildError):
     """A source distribution fitwheel refuses to unpack; the message names the file."""
 
     def __init__(self, path: str | os.PathLike[str], problem: str) -> None:

@@ -14,16 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import BuildError
 
 LEGACY_BACKEND = "setuptools.build_meta:__legacy__"
 LEGACY_REQUIRES = ("setuptools>=40.8.0",)
 #: how much of a failed hook's output is shown
 _OUTPUT_TAIL = 6000
-
-
-class BuildError(FitwheelError):
-    """A source build that failed; the message names the sdist, the step and the output."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,17 +33,17 @@ class BuildSystem:
 
 def read_build_system(tree: Path, what: str) -> BuildSystem:
     """The ``[build-system]`` of the source tree ``tree`` (``what`` names it in messages)."""
-    import tomllib
-
     from packaging.requirements import InvalidRequirement, Requirement
+
+    from fitwheel.toml import TomlReadError, load
 
     pyproject = tree / "pyproject.toml"
     table: dict[str, object] = {}
     if pyproject.is_file():
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise BuildError(f"{what}: pyproject.toml is not valid TOML ({exc}).") from None
+            data = load(pyproject, f"{what}: pyproject.toml")
+        except TomlReadError as exc:
+            raise BuildError(f"{exc}.") from None
         found = data.get("build-system", {})
         if not isinstance(found, dict):
             raise BuildError(f"{what}: [build-system] in pyproject.toml is not a table.")

@@ -7,7 +7,7 @@ there (``install_requirements``: the install workflow, with the same indexes, ca
 policy: no pip), ask the backend for its extra requirements, then prepare the metadata (what
 resolution needs) or build the wheel (what installation needs).
 
-What a build makes is kept in :attr:`fitwheel.fs.CacheLayout.built`, by the sdist's sha256:
+What a build makes is kept in :attr:`fitwheel.paths.CacheLayout.built`, by the sdist's sha256:
 ``{sha[:2]}/{sha}/wheels/*.whl`` (any interpreter takes a wheel whose tags it supports) and
 ``{sha[:2]}/{sha}/metadata/{interpreter key}/METADATA`` (metadata may depend on the interpreter).
 A second run neither unpacks nor builds again. Builds of one sdist by several processes at once
@@ -26,9 +26,9 @@ from pathlib import Path
 
 from packaging.tags import Tag
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import BuildError, FitwheelError
 from fitwheel.fs import atomic_write, locked
-from fitwheel.sdist.backend import Backend, BuildError, BuildSystem, read_build_system
+from fitwheel.sdist.backend import Backend, BuildSystem, read_build_system
 
 #: ``install_requirements(python, requirements, why)``: install ``requirements`` into the
 #: environment of interpreter ``python`` (a build environment); ``why`` names the build

@@ -23,7 +23,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
 from packaging.version import InvalidVersion, Version
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import FitwheelError, ResolutionError
 from fitwheel.index.finder import Finder
 from fitwheel.index.simple import Link, variants_json_key
 from fitwheel.platform.profile import Device
@@ -37,11 +37,7 @@ from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target
 
 
-class TorchBackendError(FitwheelError):
-    pass
-
-
-class UnsupportedGpuError(TorchBackendError):
+class TorchBackendError(ResolutionError):
     pass
 
 
@@ -192,7 +188,7 @@ class Router:
         """The backend choice (no index is asked: the table and the target only)."""
         if self.choice is not None:
             if not self.choice.ordered:
-                raise UnsupportedGpuError(unsupported_message(self.choice, self.settings))
+                raise TorchBackendError(unsupported_message(self.choice, self.settings))
             return self.choice
         requested = self.settings.backend or "auto"
         if requested != "auto":
@@ -215,7 +211,7 @@ class Router:
             allow_fallback=self.allow_fallback,
         )
         if not self.choice.ordered:
-            raise UnsupportedGpuError(unsupported_message(self.choice, self.settings))
+            raise TorchBackendError(unsupported_message(self.choice, self.settings))
         return self.choice
 
     def _explicit_mismatch(self, name: str) -> str | None:

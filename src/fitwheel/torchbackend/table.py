@@ -28,7 +28,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from fitwheel.errors import FitwheelError, UsageError
+from fitwheel.errors import InputError, UsageError
 from fitwheel.torchbackend.settings import DEFAULT_INDEX_URL as DEFAULT_INDEX_URL
 
 TABLE_FILE = "torch_backends.json"
@@ -40,7 +40,7 @@ _ROCM = re.compile(r"rocm(\d+)\.(\d+)(?:\.(\d+))?")
 CHOICES = ("auto", "cpu", "cuXXX", "rocmX.Y", "xpu")
 
 
-class TableError(FitwheelError):
+class TableError(InputError):
     pass
 
 

@@ -14,8 +14,8 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
+from fitwheel._values import Frozen
 from fitwheel.variants.errors import InvalidWheelFilenameError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import LABEL_RE
 from fitwheel.variants.names import canonicalize_name
 

@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
+from fitwheel._values import Frozen, OrderedFrozen
 from fitwheel.variants.errors import InvalidLabelError, InvalidPropertyError
-from fitwheel.variants.frozen import Frozen, OrderedFrozen
 from fitwheel.variants.names import (
     FEATURE_RE,
     LABEL_RE,

@@ -30,8 +30,8 @@ import math
 from collections.abc import Mapping
 from functools import lru_cache
 
+from fitwheel._values import Frozen
 from fitwheel.variants.errors import VariantFormatError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.variants.model import (
     Provider,
     SupportedProperties,

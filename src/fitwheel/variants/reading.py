@@ -3,7 +3,8 @@
 Two entry points:
 
 - :func:`loads_variant_info` takes the raw text or bytes of a ``variant.json`` or
-  ``{name}-{version}-variants.json`` (size, nesting and encoding limits, duplicate keys detected);
+  ``{name}-{version}-variants.json`` (decoded by :mod:`fitwheel.variants.jsoncheck`: size,
+  nesting and encoding limits, duplicate keys detected);
 - :func:`read_variant_info` takes already-decoded JSON.
 
 Both raise only :class:`~fitwheel.variants.errors.VariantFormatError` (or a subclass) for bad data,
@@ -32,13 +33,13 @@ How 817-era data lands in the model:
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from fitwheel.variants._schema import Generation, SchemaInfo, UnknownMajorVersion, classify_schema
 from fitwheel.variants.errors import InvalidLabelError, InvalidPropertyError, VariantFormatError
+from fitwheel.variants.jsoncheck import JsonChecker, decode_json, key_path
 from fitwheel.variants.markers import is_simple_environment_marker
 from fitwheel.variants.model import (
     FEATURE_RE,
@@ -56,30 +57,22 @@ from fitwheel.variants.model import (
 # start-up path of ``fitwheel select``); type checkers treat a name spelled TYPE_CHECKING as theirs.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Literal, NoReturn
+    from typing import Any, Literal
 
     Kind = Literal["index", "wheel"]
 
 __all__ = [
     "LEGACY_NULL_LABEL",
-    "MAX_DEPTH",
-    "MAX_SIZE",
     "loads_variant_info",
     "read_variant_info",
 ]
 
-#: Largest document accepted, in bytes. Real index files are a few kilobytes.
-MAX_SIZE = 8 * 1024 * 1024
-#: Deepest nesting of JSON arrays and objects accepted. The format itself needs 4.
-MAX_DEPTH = 64
 #: How the unversioned (torch 2.8) generation labelled its null variant.
 LEGACY_NULL_LABEL = "00000000"
 #: 817 limited labels to 16 characters; 825 lifted the limit.
 _LEGACY_LABEL_MAX = 16
 
 _PLUGIN_API_RE = re.compile(r"[A-Za-z0-9_.]+(?:\s*:\s*[A-Za-z0-9_.]+)?")
-_JSON_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_JSON_BRACKET_RE = re.compile(r"[\[\]{}]")
 #: ``name`` or ``name>=1.2,<3``: the requirement form published files use. Every string it
 #: matches is a valid PEP 508 requirement, so only other forms need packaging's parser, whose
 #: import (with ``subprocess``, ``logging`` and ``platform``) would dominate ``fitwheel select``.
@@ -99,91 +92,12 @@ _LEGACY_ONLY = frozenset({"enable-if", "install-time", "plugin-use"})
 _CURRENT_ONLY = frozenset({"static-properties", "feature-order", "builtin"})
 
 
-class _PairsDict(dict[str, "Any"]):
-    """A decoded JSON object that remembers which keys appeared more than once."""
-
-    duplicates: tuple[str, ...] = ()
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> _PairsDict:
-    out = _PairsDict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        dups: list[str] = []
-        for key, _ in pairs:
-            if key in seen and key not in dups:
-                dups.append(key)
-            seen.add(key)
-        out.duplicates = tuple(dups)
-    return out
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _too_deep(text: str) -> bool:
-    depth = 0
-    for match in _JSON_BRACKET_RE.finditer(_JSON_STRING_RE.sub("", text)):
-        if match.group() in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return True
-        else:
-            depth -= 1
-    return False
-
-
 def loads_variant_info(
     text: str | bytes, source: str, kind: Kind = "index", *, expected_label: str | None = None
 ) -> VariantInfo:
-    """Decode JSON text (``str`` or UTF-8 ``bytes``) and read it with :func:`read_variant_info`."""
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        raw = bytes(text)
-        if len(raw) > MAX_SIZE:
-            raise VariantFormatError(
-                f"the file is {len(raw)} bytes; variant metadata is limited to {MAX_SIZE} bytes",
-                source=source,
-            )
-        try:
-            decoded = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise VariantFormatError(
-                f"the file is not valid UTF-8 (byte {exc.start}: {exc.reason}); JSON must be UTF-8",
-                source=source,
-            ) from None
-    elif isinstance(text, str):
-        decoded = text
-        if len(decoded) > MAX_SIZE or len(decoded.encode("utf-8", "surrogatepass")) > MAX_SIZE:
-            raise VariantFormatError(
-                f"the file is over {MAX_SIZE} bytes; variant metadata is limited to "
-                f"{MAX_SIZE} bytes",
-                source=source,
-            )
-    else:
-        raise VariantFormatError(
-            f"expected JSON text (str or bytes), got {type(text).__name__}", source=source
-        )
-    # JSON forbids a byte-order mark, but parsers may ignore one (RFC 8259 §8.1).
-    decoded = decoded.removeprefix("\ufeff")
-    if _too_deep(decoded):
-        raise VariantFormatError(
-            f"JSON nesting is deeper than {MAX_DEPTH} levels; variant metadata needs 4",
-            source=source,
-        )
-    try:
-        data = json.loads(decoded, object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise VariantFormatError(
-            f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", source=source
-        ) from None
-    except RecursionError:
-        raise VariantFormatError(
-            f"JSON nesting is deeper than {MAX_DEPTH} levels; variant metadata needs 4",
-            source=source,
-        ) from None
-    except ValueError as exc:
-        raise VariantFormatError(f"invalid JSON: {exc}", source=source) from None
+    """Decode JSON text (``str`` or UTF-8 ``bytes``, within the limits of
+    :func:`~fitwheel.variants.jsoncheck.decode_json`) and read it with :func:`read_variant_info`."""
+    data = decode_json(text, source)
     return read_variant_info(data, source, kind=kind, expected_label=expected_label)
 
 
@@ -203,30 +117,6 @@ def read_variant_info(
         if exc.source is None:
             raise exc.with_source(source) from None
         raise
-
-
-def _path(base: str, key: str) -> str:
-    return f"{base}.{key}" if base else key
-
-
-def _index(base: str, i: int) -> str:
-    return f"{base}[{i}]"
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 class _Dialect:
@@ -249,49 +139,9 @@ class _Dialect:
         self.priority_keys = priority_keys
 
 
-class _Reader:
+class _Reader(JsonChecker):
     dialect: _Dialect
     schema_url: str | None
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    # -- error helpers -------------------------------------------------------------------------
-
-    def fail(
-        self, path: str, rule: str, cls: type[VariantFormatError] = VariantFormatError
-    ) -> NoReturn:
-        raise cls(rule, path=path, source=self.source)
-
-    def obj(self, value: Any, path: str, what: str = "an object") -> dict[str, Any]:
-        if not isinstance(value, dict):
-            self.fail(path, f"expected {what}, got {_type_name(value)}")
-        dups = getattr(value, "duplicates", ())
-        if dups:
-            self.fail(
-                _path(path, dups[0]),
-                f"key {dups[0]!r} appears more than once in one JSON object; each key may "
-                "be given once",
-            )
-        for key in value:
-            if not isinstance(key, str):
-                self.fail(path, f"object keys must be strings, got {_type_name(key)}")
-        return value
-
-    def array(self, value: Any, path: str, what: str) -> list[Any]:
-        if not isinstance(value, list):
-            self.fail(path, f"expected an array of {what}, got {_type_name(value)}")
-        return value
-
-    def string(self, value: Any, path: str, what: str = "a string") -> str:
-        if not isinstance(value, str):
-            self.fail(path, f"expected {what}, got {_type_name(value)}")
-        return value
-
-    def boolean(self, value: Any, path: str) -> bool:
-        if not isinstance(value, bool):
-            self.fail(path, f"expected true or false, got {_type_name(value)}")
-        return value
 
     def check_keys(self, table: Mapping[str, Any], path: str, allowed: frozenset[str]) -> None:
         if self.dialect.lenient or self.dialect.generation is Generation.LEGACY:
@@ -300,7 +150,7 @@ class _Reader:
         unknown = sorted(set(table) - allowed)
         if unknown:
             self.fail(
-                _path(path, unknown[0]),
+                key_path(path, unknown[0]),
                 f"unexpected key {unknown[0]!r}; allowed here: {', '.join(sorted(allowed))}",
             )
 
@@ -327,26 +177,6 @@ class _Reader:
 
     def value(self, value: Any, path: str) -> str:
         return self.token(value, path, "feature value", VALUE_RE, "a-z, 0-9, _ and .")
-
-    def unique_list(
-        self,
-        value: Any,
-        path: str,
-        what: str,
-        check: Callable[[Any, str], str],
-        *,
-        non_empty: bool,
-    ) -> tuple[str, ...]:
-        items = self.array(value, path, what)
-        if non_empty and not items:
-            self.fail(path, f"the list of {what} must not be empty")
-        out: dict[str, None] = {}
-        for i, item in enumerate(items):
-            text = check(item, _index(path, i))
-            if text in out:
-                self.fail(_index(path, i), f"{text!r} is listed twice; {what} must be unique")
-            out[text] = None
-        return tuple(out)
 
     # -- the document --------------------------------------------------------------------------
 
@@ -448,8 +278,8 @@ class _Reader:
         table = self.obj(raw, path)
         self.check_keys(table, path, self.dialect.priority_keys)
         if "namespace" not in table:
-            self.fail(_path(path, "namespace"), "required key 'namespace' is missing")
-        ns_path = _path(path, "namespace")
+            self.fail(key_path(path, "namespace"), "required key 'namespace' is missing")
+        ns_path = key_path(path, "namespace")
         namespaces = self.unique_list(
             table["namespace"], ns_path, "namespaces", self.namespace, non_empty=True
         )
@@ -457,9 +287,9 @@ class _Reader:
         feature_prios: dict[str, tuple[str, ...]] = {}
         property_prios: dict[str, dict[str, tuple[str, ...]]] = {}
         if "feature" in self.dialect.priority_keys and "feature" in table:
-            fpath = _path(path, "feature")
+            fpath = key_path(path, "feature")
             for ns, features in self.obj(table["feature"], fpath).items():
-                p = _path(fpath, ns)
+                p = key_path(fpath, ns)
                 self.known_namespace(
                     self.namespace(ns, p), p, declared, "default-priorities.namespace"
                 )
@@ -467,15 +297,15 @@ class _Reader:
                     features, p, "feature names", self.feature, non_empty=False
                 )
         if "property" in self.dialect.priority_keys and "property" in table:
-            ppath = _path(path, "property")
+            ppath = key_path(path, "property")
             for ns, per_feature in self.obj(table["property"], ppath).items():
-                p = _path(ppath, ns)
+                p = key_path(ppath, ns)
                 self.known_namespace(
                     self.namespace(ns, p), p, declared, "default-priorities.namespace"
                 )
                 inner: dict[str, tuple[str, ...]] = {}
                 for feature, values in self.obj(per_feature, p).items():
-                    fp = _path(p, feature)
+                    fp = key_path(p, feature)
                     inner[self.feature(feature, fp)] = self.unique_list(
                         values, fp, "feature values", self.value, non_empty=False
                     )
@@ -494,7 +324,7 @@ class _Reader:
         path = "variants"
         for label in getattr(raw, "duplicates", ()):
             self.fail(
-                _path(path, label),
+                key_path(path, label),
                 f"variant label {label!r} is given more than once; a label must map to exactly "
                 "one property set",
                 InvalidLabelError,
@@ -503,7 +333,7 @@ class _Reader:
         legacy = self.dialect.generation is Generation.LEGACY
         out: dict[str, frozenset[VariantProperty]] = {}
         for label, body in table.items():
-            lpath = _path(path, label)
+            lpath = key_path(path, label)
             self.token(
                 label, lpath, "variant label", LABEL_RE, "0-9, a-z, . and _", InvalidLabelError
             )
@@ -516,11 +346,11 @@ class _Reader:
                 )
             props: set[VariantProperty] = set()
             for ns, features in self.obj(body, lpath, "an object of namespaces").items():
-                npath = _path(lpath, ns)
+                npath = key_path(lpath, ns)
                 self.namespace(ns, npath)
                 self.known_namespace(ns, npath, declared, "default-priorities.namespace")
                 for feature, values in self.obj(features, npath, "an object of features").items():
-                    fpath = _path(npath, feature)
+                    fpath = key_path(npath, feature)
                     self.feature(feature, fpath)
                     for value in self.unique_list(
                         values, fpath, "feature values", self.value, non_empty=True
@@ -537,7 +367,7 @@ class _Reader:
             (label,) = out
             if expected_label is not None and label != expected_label:
                 self.fail(
-                    _path(path, label),
+                    key_path(path, label),
                     f"variant.json describes variant {label!r} but the wheel filename says "
                     f"{expected_label!r}",
                     InvalidLabelError,
@@ -589,12 +419,12 @@ class _Reader:
         path = "static-properties"
         out: dict[str, dict[str, tuple[str, ...]]] = {}
         for ns, per_feature in self.obj(top[path], path).items():
-            npath = _path(path, ns)
+            npath = key_path(path, ns)
             self.namespace(ns, npath)
             self.known_namespace(ns, npath, declared, "default-priorities.namespace")
             inner: dict[str, tuple[str, ...]] = {}
             for feature, values in self.obj(per_feature, npath).items():
-                fpath = _path(npath, feature)
+                fpath = key_path(npath, feature)
                 inner[self.feature(feature, fpath)] = self.unique_list(
                     values, fpath, "feature values", self.value, non_empty=True
                 )
@@ -614,7 +444,7 @@ class _Reader:
         table = self.obj(raw, path)
         parsed: dict[str, Provider] = {}
         for ns, body in table.items():
-            ppath = _path(path, ns)
+            ppath = key_path(path, ns)
             self.namespace(ns, ppath)
             parsed[ns] = self.provider(
                 ns,
@@ -641,7 +471,7 @@ class _Reader:
         for ns in static_top:
             if not parsed[ns].is_static:
                 self.fail(
-                    _path("static-properties", ns),
+                    key_path("static-properties", ns),
                     f"static-properties may list only providers with install-time false; "
                     f"{ns!r} is an install-time provider",
                 )
@@ -660,7 +490,7 @@ class _Reader:
         gen = self.dialect.generation
         if "build-requires" in table and gen is not Generation.LEGACY:
             self.fail(
-                _path(path, "build-requires"),
+                key_path(path, "build-requires"),
                 "build-requires is allowed only in pyproject.toml, never in variant metadata",
             )
         if gen is Generation.LEGACY:
@@ -684,23 +514,23 @@ class _Reader:
         if "requires" in table:
             requires = self.unique_list(
                 table["requires"],
-                _path(path, "requires"),
+                key_path(path, "requires"),
                 "requirements",
                 self.requirement,
                 non_empty=not use_legacy,
             )
         plugin_api = None
         if "plugin-api" in table:
-            plugin_api = self.string(table["plugin-api"], _path(path, "plugin-api"))
+            plugin_api = self.string(table["plugin-api"], key_path(path, "plugin-api"))
             if not _PLUGIN_API_RE.fullmatch(plugin_api):
                 self.fail(
-                    _path(path, "plugin-api"),
+                    key_path(path, "plugin-api"),
                     f"plugin-api {plugin_api!r} must be an object reference 'module' or "
                     "'module:attribute' (letters, digits, _ and .)",
                 )
         optional = False
         if "optional" in table:
-            optional = self.boolean(table["optional"], _path(path, "optional"))
+            optional = self.boolean(table["optional"], key_path(path, "optional"))
 
         if use_legacy:
             return self.legacy_provider(
@@ -746,25 +576,25 @@ class _Reader:
     ) -> Provider:
         static: dict[str, tuple[str, ...]] | None = None
         if "static-properties" in table:
-            spath = _path(path, "static-properties")
+            spath = key_path(path, "static-properties")
             raw = self.obj(table["static-properties"], spath)
             if not raw:
                 self.fail(spath, "static-properties must list at least one feature")
             static = {}
             for feature, values in raw.items():
-                fpath = _path(spath, feature)
+                fpath = key_path(spath, feature)
                 static[self.feature(feature, fpath)] = self.unique_list(
                     values, fpath, "feature values", self.value, non_empty=True
                 )
         order: tuple[str, ...] | None = None
         if "feature-order" in table:
-            opath = _path(path, "feature-order")
+            opath = key_path(path, "feature-order")
             order = self.unique_list(
                 table["feature-order"], opath, "feature names", self.feature, non_empty=True
             )
         builtin = None
         if "builtin" in table:
-            builtin = self.string(table["builtin"], _path(path, "builtin"))
+            builtin = self.string(table["builtin"], key_path(path, "builtin"))
         kinds = [
             name
             for name, present in (
@@ -782,10 +612,11 @@ class _Reader:
                 f"({found})",
             )
         if plugin_api is not None and not requires:
-            self.fail(_path(path, "plugin-api"), "plugin-api is valid only with requires")
+            self.fail(key_path(path, "plugin-api"), "plugin-api is valid only with requires")
         if order is not None and static is None:
             self.fail(
-                _path(path, "feature-order"), "feature-order is valid only with static-properties"
+                key_path(path, "feature-order"),
+                "feature-order is valid only with static-properties",
             )
         if (
             static is not None
@@ -794,7 +625,7 @@ class _Reader:
         ):
             given = ", ".join(order) if order else "nothing"
             self.fail(
-                _path(path, "feature-order"),
+                key_path(path, "feature-order"),
                 "feature-order must list exactly the features of static-properties "
                 f"({', '.join(sorted(static))}); given: {given}",
             )
@@ -823,15 +654,15 @@ class _Reader:
     ) -> Provider:
         enable_if = None
         if "enable-if" in table:
-            epath = _path(path, "enable-if")
+            epath = key_path(path, "enable-if")
             enable_if = self.string(table["enable-if"], epath, "an environment marker (a string)")
             self.environment_marker(enable_if, epath)
         install_time = True
         if "install-time" in table:
-            install_time = self.boolean(table["install-time"], _path(path, "install-time"))
+            install_time = self.boolean(table["install-time"], key_path(path, "install-time"))
         plugin_use = None
         if "plugin-use" in table:
-            upath = _path(path, "plugin-use")
+            upath = key_path(path, "plugin-use")
             plugin_use = self.string(table["plugin-use"], upath)
             if plugin_use not in ("none", "build", "all"):
                 self.fail(upath, f"plugin-use must be 'none', 'build' or 'all', not {plugin_use!r}")
@@ -844,7 +675,7 @@ class _Reader:
         if not static:
             if not requires:
                 self.fail(
-                    _path(path, "requires"),
+                    key_path(path, "requires"),
                     "an install-time provider needs a non-empty requires list",
                 )
             return Provider(
@@ -855,7 +686,7 @@ class _Reader:
             values = dict(static_top[ns])
         elif "install-time" in table:
             self.fail(
-                _path("static-properties", ns),
+                key_path("static-properties", ns),
                 f"provider {ns!r} has install-time false, so static-properties must list its "
                 "values",
             )
@@ -876,7 +707,7 @@ class _Reader:
             missing = sorted(set(values) - set(feature_prio or ()))
             if missing:
                 self.fail(
-                    _path("default-priorities.feature", ns),
+                    key_path("default-priorities.feature", ns),
                     f"static provider {ns!r} has several features, so "
                     "default-priorities.feature must order all of them; missing: "
                     + ", ".join(missing),

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NoReturn
 
+from fitwheel._values import Frozen
 from fitwheel.errors import InvalidWheelError
-from fitwheel.variants.frozen import Frozen
 from fitwheel.wheel import inflate as _inflate
 from fitwheel.wheel.record import RecordEntry, RecordError, check_coverage, parse_record
 

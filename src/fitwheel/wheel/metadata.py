@@ -13,8 +13,8 @@ throughout, a valid Name and Version.
 
 from __future__ import annotations
 
+from fitwheel._values import Frozen
 from fitwheel.errors import InvalidWheelError
-from fitwheel.variants.frozen import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

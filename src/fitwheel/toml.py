@@ -1,7 +1,13 @@
-"""An exact TOML writer for the subset a ``pylock.toml`` uses.
+"""fitwheel's TOML: one reader (``tomllib``, with errors naming the file) and one exact writer.
 
-Values are strings, integers, booleans, arrays and tables; floats and dates are not written
-(a lock has none). The layout is fixed, so the same document always gives the same bytes:
+Reading: :func:`loads` parses a document and :func:`load` reads a file; text that is not UTF-8
+or not valid TOML raises :class:`TomlReadError`, whose message names the source. ``tomllib`` is
+imported on the first read only, so commands that read no TOML never load it.
+
+Writing: :func:`dumps` writes the subset fitwheel's files use (a ``pylock.toml``, the
+configuration file). Values are strings, integers, booleans, arrays and tables; floats and
+dates are not written (fitwheel's files have none). The layout is fixed, so the same document
+always gives the same bytes:
 
 - keys keep their order; a key is bare when it can be (``A-Za-z0-9_-``), else a basic string;
 - a top-level array of tables (``packages``) is written as ``[[packages]]`` blocks;
@@ -10,13 +16,14 @@ Values are strings, integers, booleans, arrays and tables; floats and dates are 
   table inside an array are written inline, ``{ k = v }``; an array of tables inside a table is
   written one inline table per line.
 
-Reading is :mod:`tomllib`'s job; :func:`dumps` output always reads back to the same data.
+:func:`dumps` output always reads back to the same data.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from os import PathLike
 from typing import Any
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -31,8 +38,34 @@ _ESCAPES = {
 }
 
 
+class TomlReadError(ValueError):
+    """Text that is not a TOML document; the message names its source and the problem."""
+
+
 class TomlWriteError(ValueError):
-    pass
+    """A value the writer does not write (a float, a date, an object)."""
+
+
+def loads(text: str | bytes, source: str) -> dict[str, Any]:
+    """The TOML document ``text`` (bytes must be UTF-8); ``source`` names it in errors."""
+    import tomllib  # on the first read only: off the start path of commands that read none
+
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return tomllib.loads(text)
+    except UnicodeDecodeError as exc:
+        raise TomlReadError(f"{source} is not UTF-8 text ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TomlReadError(f"{source} is not valid TOML ({exc})") from None
+
+
+def load(path: str | PathLike[str], source: str | None = None) -> dict[str, Any]:
+    """The TOML file at ``path`` (``source`` names it in errors, the path by default).
+    :class:`OSError` is the caller's to report."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return loads(data, str(path) if source is None else source)
 
 
 def key(text: str) -> str:
@@ -65,7 +98,7 @@ def value(item: Any) -> str:
         return "{ " + ", ".join(f"{key(k)} = {value(v)}" for k, v in item.items()) + " }"
     if isinstance(item, Sequence):
         return "[" + ", ".join(value(v) for v in item) + "]"
-    raise TomlWriteError(f"cannot write a {type(item).__name__} in a lock file")
+    raise TomlWriteError(f"cannot write a {type(item).__name__} in a TOML file")
 
 
 def _matches(path: tuple[str, ...], patterns: Sequence[tuple[str, ...]]) -> bool:
