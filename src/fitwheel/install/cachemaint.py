@@ -1,7 +1,7 @@
 """Looking after a cache (``fitwheel cache``): what it holds, whether it is intact, and removing
 what is damaged, left behind or unused.
 
-Every path comes from :class:`fitwheel.fs.CacheLayout`. Entries of the unpacked-wheel cache are
+Every path comes from :class:`fitwheel.paths.CacheLayout`. Entries of the unpacked-wheel cache are
 removed only under their exclusive lock, taken without waiting (an entry another process is
 installing from is left alone), and with one rename aside before the folder is deleted, so that
 no process ever sees half an entry. Downloaded wheels are checked against the sha256 their

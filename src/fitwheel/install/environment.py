@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fitwheel._values import Frozen
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InstallationError
 from fitwheel.fs import atomic_write
 from fitwheel.variants.names import canonicalize_name
 
@@ -77,7 +77,7 @@ def _probe_here() -> dict[str, Any]:
     return data
 
 
-class EnvironmentError_(FitwheelError):
+class EnvironmentError_(InstallationError):
     pass
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from fitwheel.errors import FitwheelError, InvalidWheelError
+from fitwheel.errors import InstallationError, InvalidWheelError
 from fitwheel.fs import storage_error
 from fitwheel.install.directurl import direct_url_record
 from fitwheel.install.environment import TargetEnvironment
@@ -49,7 +49,7 @@ from fitwheel.variants.names import canonicalize_name
 INSTALLER_NAME = b"fitwheel\n"
 
 
-class InstallError(FitwheelError):
+class InstallError(InstallationError):
     pass
 
 

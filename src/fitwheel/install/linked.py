@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Mapping
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InstallationError
 from fitwheel.install.transaction import LinkGroup
 from fitwheel.install.unpacked import UnpackedWheel
 from fitwheel.wheel.record import b64, record_line
@@ -33,7 +33,7 @@ _ENTRY_POINT = re.compile(
 )
 
 
-class LinkPlanError(FitwheelError):
+class LinkPlanError(InstallationError):
     pass
 
 

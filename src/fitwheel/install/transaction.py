@@ -45,7 +45,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InstallationError
 from fitwheel.fs import link_or_copy, locked
 from fitwheel.install.recovery import (
     discard,
@@ -66,7 +66,6 @@ __all__ = [
     "LinkGroup",
     "Operation",
     "Transaction",
-    "TransactionError",
     "deferred",
     "environment_lock",
     "interruptible",
@@ -78,10 +77,6 @@ __all__ = [
 
 #: how a staged file is created: a new file only, not inherited by child processes
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-
-
-class TransactionError(FitwheelError):
-    pass
 
 
 @contextlib.contextmanager
@@ -397,7 +392,7 @@ class _Layout:
             elif os.path.isdir(path):
                 result = ""
             elif path_exists(path):
-                raise TransactionError(f"cannot install a folder over the file {path}.")
+                raise InstallationError(f"cannot install a folder over the file {path}.")
             elif _same_device(parent, self.txn_dev):
                 result = path
             else:
@@ -412,7 +407,7 @@ class _Layout:
         if not path_exists(final):
             return None
         if os.path.isdir(final) and not os.path.islink(final):
-            raise TransactionError(f"cannot install a file over the folder {final}.")
+            raise InstallationError(f"cannot install a file over the folder {final}.")
         self.replaced.append(final)
         return self.next_backup()
 

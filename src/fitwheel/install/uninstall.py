@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InstallationError
 from fitwheel.wheel.record import RecordError, installed_paths
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from fitwheel.install.transaction import Operation
 
 
-class UninstallError(FitwheelError):
+class UninstallError(InstallationError):
     pass
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from fitwheel._values import Frozen
-from fitwheel.errors import FitwheelError
+from fitwheel.errors import InstallationError
 from fitwheel.wheel.record import record_line
 
 MANIFEST = "fitwheel-unpacked.json"
@@ -29,7 +29,7 @@ _SEP = "\0"
 READ_DIST_INFO = ("METADATA", "entry_points.txt", "variant.json")
 
 
-class UnpackError(FitwheelError):
+class UnpackError(InstallationError):
     pass
 
 
