@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from fitwheel.doctor.diagnose import verify_installed
-from fitwheel.install.environment import inspect_environment
+from fitwheel.install.env.interpreter import inspect_environment
 from fitwheel.platform.profile import load_profile
 from tests.doctor.envs import (
     CUDA_128,

@@ -145,7 +145,7 @@ def test_two_indexes_follow_the_index_strategy(tmp_path: Path, site: Path, venv:
 
 
 def test_a_second_install_waits_for_the_first(tmp_path: Path, site: Path, venv: Path) -> None:
-    from fitwheel.install.transaction import environment_lock
+    from fitwheel.install.env.lock import environment_lock
 
     with serve(site) as (url, _):
         env = clean_env(FITWHEEL_CACHE_DIR=str(tmp_path / "cache"))

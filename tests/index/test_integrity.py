@@ -13,7 +13,7 @@ from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session, UnreachableError
 from fitwheel.index.metadata import fetch_metadata
 from fitwheel.index.simple import Link
-from fitwheel.install.download import Downloader, DownloadItem
+from fitwheel.install.fetch.download import Downloader, DownloadItem
 from fitwheel.integrity import Hashes, HashMismatchError, HashRequiredError, verify
 from tests.kit import make_wheel, serve, sha256_of
 

@@ -12,9 +12,9 @@ import signal
 import sys
 from pathlib import Path
 
-from fitwheel.install.environment import inspect_environment
-from fitwheel.install.installer import WheelToInstall, install_wheels
-from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.install.cache.unpacked import UnpackedCache
+from fitwheel.install.env.interpreter import inspect_environment
+from fitwheel.install.place.core import WheelToInstall, install_wheels
 
 
 def main() -> None:

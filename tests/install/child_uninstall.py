@@ -7,8 +7,8 @@ import os
 import signal
 import sys
 
-from fitwheel.install.environment import inspect_environment
-from fitwheel.install.uninstall import uninstall
+from fitwheel.install.env.interpreter import inspect_environment
+from fitwheel.install.place.uninstall import uninstall
 
 
 def main() -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.install.environment import TargetEnvironment, inspect_environment
-from fitwheel.install.installer import WheelToInstall, install_wheels
-from fitwheel.install.transaction import state_dir
-from fitwheel.install.uninstall import uninstall
-from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.install.cache.unpacked import UnpackedCache
+from fitwheel.install.env.interpreter import TargetEnvironment, inspect_environment
+from fitwheel.install.env.recovery import state_dir
+from fitwheel.install.place.core import WheelToInstall, install_wheels
+from fitwheel.install.place.uninstall import uninstall
 from fitwheel.wheel.record import installed_paths
 from tests.kit import make_wheel, sha256_of
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.install.environment import inspect_environment
-from fitwheel.install.installer import WheelToInstall, install_wheels
-from fitwheel.install.transaction import state_dir
-from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.install.cache.unpacked import UnpackedCache
+from fitwheel.install.env.interpreter import inspect_environment
+from fitwheel.install.env.recovery import state_dir
+from fitwheel.install.place.core import WheelToInstall, install_wheels
 from tests.kit import make_wheel, snapshot
 
 CHILD = Path(__file__).with_name("child_install.py")

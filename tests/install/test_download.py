@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from fitwheel.index.http import HttpError, Session
-from fitwheel.install.download import Downloader, DownloadItem
+from fitwheel.install.fetch.download import Downloader, DownloadItem
 from fitwheel.integrity import HashMismatchError
 from tests.kit import make_wheel, serve, sha256_of
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.kit import clean_env, make_venv, make_wheel
 
 #: what only placing files into an environment needs
-INSTALL_ONLY = ("fitwheel.install.installer", "fitwheel.install.linked", "installer")
+INSTALL_ONLY = ("fitwheel.install.place.core", "fitwheel.install.place.linked", "installer")
 
 
 def test_dry_run_leaves_the_installer_unloaded(tmp_path: Path) -> None:

@@ -5,7 +5,11 @@ from pathlib import Path
 import pytest
 from packaging.tags import Tag
 
-from fitwheel.install.environment import EnvironmentError_, find_interpreter, inspect_environment
+from fitwheel.install.env.interpreter import (
+    EnvironmentError_,
+    find_interpreter,
+    inspect_environment,
+)
 from tests.kit import make_venv
 
 
@@ -82,7 +86,7 @@ def test_a_venv_of_fitwheels_own_interpreter_needs_no_interpreter_run(
     import subprocess
     import sys
 
-    from fitwheel.install.environment import _venv_of
+    from fitwheel.install.env.interpreter import _venv_of
 
     if _venv_of(sys.executable) is None:
         pytest.skip("fitwheel itself runs outside a virtual environment here")

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fitwheel.install.linked import (
+from fitwheel.install.cache.layout import CachedLayout, CachedMember, UnpackError, layout
+from fitwheel.install.place.linked import (
     LinkPlanError,
     _plain_sections,
     entry_point_scripts,
@@ -17,8 +18,7 @@ from fitwheel.install.linked import (
     launcher,
     shebang,
 )
-from fitwheel.install.transaction import LinkGroup, _without_overlaps
-from fitwheel.install.unpacked_layout import CachedLayout, CachedMember, UnpackError, layout
+from fitwheel.install.place.transaction import LinkGroup, _without_overlaps
 from fitwheel.wheel.record import record_line
 
 WHEEL = "Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"

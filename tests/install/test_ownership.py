@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.install.environment import inspect_environment
-from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
-from fitwheel.install.transaction import state_dir
-from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.install.cache.unpacked import UnpackedCache
+from fitwheel.install.env.interpreter import inspect_environment
+from fitwheel.install.env.recovery import state_dir
+from fitwheel.install.place.core import InstallError, WheelToInstall, install_wheels
 from tests.kit import clean_env, make_wheel, snapshot
 
 FITWHEEL = [sys.executable, "-m", "fitwheel", "install", "--no-index"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.install.precreate import Precreator
-from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.install.cache.precreate import Precreator
+from fitwheel.install.cache.unpacked import UnpackedCache
 from tests.kit import make_wheel, sha256_of
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.install.environment import inspect_environment
-from fitwheel.install.installer import install_wheels
-from fitwheel.install.transaction import state_dir
+from fitwheel.install.env.interpreter import inspect_environment
+from fitwheel.install.env.recovery import state_dir
+from fitwheel.install.place.core import install_wheels
 from tests.kit import clean_env, make_wheel, snapshot
 
 FITWHEEL = [sys.executable, "-m", "fitwheel", "install", "--no-index"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fitwheel.index.httpcache import HttpCache
-from fitwheel.install.environment import inspect_environment
+from fitwheel.install.env.interpreter import inspect_environment
 from fitwheel.install.remembered import (
     Plan,
     Remembered,

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from fitwheel.fs import locked
-from fitwheel.install.environment import TargetEnvironment, inspect_environment
-from fitwheel.install.installer import WheelToInstall, install_wheels
-from fitwheel.install.session import EnvironmentSession
-from fitwheel.install.transaction import recover, state_dir
+from fitwheel.install.env.interpreter import TargetEnvironment, inspect_environment
+from fitwheel.install.env.recovery import recover, state_dir
+from fitwheel.install.env.session import EnvironmentSession
+from fitwheel.install.place.core import WheelToInstall, install_wheels
 from tests.kit import make_wheel
 
 

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from fitwheel.errors import FitwheelError
-from fitwheel.install.environment import TargetEnvironment, inspect_environment
-from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
-from fitwheel.install.transaction import Operation, environment_lock, state_dir
-from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.install.cache.unpacked import UnpackedCache
+from fitwheel.install.env.interpreter import TargetEnvironment, inspect_environment
+from fitwheel.install.env.lock import environment_lock
+from fitwheel.install.env.recovery import state_dir
+from fitwheel.install.place.core import InstallError, WheelToInstall, install_wheels
+from fitwheel.install.place.transaction import Operation
 from tests.kit import make_wheel, snapshot
 
 CHILD = Path(__file__).with_name("child_install.py")
@@ -286,8 +288,8 @@ def test_sigterm_during_commit_rolls_back_at_once(venv: Path, wheels: dict[str, 
     script = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from fitwheel.install.environment import inspect_environment\n"
-        "from fitwheel.install.installer import WheelToInstall, install_wheels\n"
+        "from fitwheel.install.env.interpreter import inspect_environment\n"
+        "from fitwheel.install.place.core import WheelToInstall, install_wheels\n"
         "steps = []\n"
         "def hook(op):\n"
         "    steps.append(op)\n"
@@ -314,7 +316,7 @@ def test_a_failure_while_linking_many_files_rolls_back(
     import errno
     import shutil
 
-    from fitwheel.install import transaction
+    from fitwheel.install.place import transaction
 
     env = env_of(venv)
     install_wheels(env, [WheelToInstall.from_path(wheels["alpha1"])])

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.install.environment import TargetEnvironment, inspect_environment
-from fitwheel.install.installer import WheelToInstall, install_wheels
-from fitwheel.install.transaction import Operation, state_dir
-from fitwheel.install.uninstall import UninstallError, uninstall
+from fitwheel.install.env.interpreter import TargetEnvironment, inspect_environment
+from fitwheel.install.env.recovery import state_dir
+from fitwheel.install.place.core import WheelToInstall, install_wheels
+from fitwheel.install.place.transaction import Operation
+from fitwheel.install.place.uninstall import UninstallError, uninstall
 from tests.kit import make_venv, make_wheel, snapshot
 
 CHILD = Path(__file__).with_name("child_uninstall.py")

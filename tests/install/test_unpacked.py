@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from fitwheel.errors import InvalidWheelError
-from fitwheel.install.environment import inspect_environment
-from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
-from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.install.cache.unpacked import UnpackedCache
+from fitwheel.install.env.interpreter import inspect_environment
+from fitwheel.install.place.core import InstallError, WheelToInstall, install_wheels
 from tests.kit import make_wheel, sha256_of, snapshot
 
 
@@ -245,7 +245,7 @@ def _metadata_of(entry_folder: Path) -> Path:
 def test_the_cached_metadata_is_checked_without_reading_the_archive(
     base_venv: Path, tmp_path: Path
 ) -> None:
-    from fitwheel.install.resolved import NotAsResolvedError, Resolved
+    from fitwheel.install.place.resolved import NotAsResolvedError, Resolved
     from fitwheel.wheel.metadata import parse_installable_metadata
 
     wheel = make_wheel(tmp_path / "w", "tool", "1.0", requires=["dep>=1"])
@@ -309,7 +309,7 @@ def test_a_cached_dist_info_file_changed_at_its_size_is_unpacked_again(
 def test_a_cached_metadata_too_large_to_read_is_checked_in_the_archive(
     base_venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fitwheel.install import unpacked
+    from fitwheel.install.cache import unpacked
 
     wheel = make_wheel(tmp_path / "w", "tool", "1.0")
     with UnpackedCache(tmp_path / "unpacked") as cache:

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.install.environment import inspect_environment
-from fitwheel.install.installer import InstallError, WheelToInstall, install_wheels
-from fitwheel.install.transaction import Operation, state_dir
-from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.install.cache.unpacked import UnpackedCache
+from fitwheel.install.env.interpreter import inspect_environment
+from fitwheel.install.env.recovery import state_dir
+from fitwheel.install.place.core import InstallError, WheelToInstall, install_wheels
+from fitwheel.install.place.transaction import Operation
 from tests.kit import make_wheel, sha256_of, snapshot
 from tests.wheel.hostile_zip import DIST_INFO, Entry, record_hash, write_zip
 

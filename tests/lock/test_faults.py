@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.install.environment import inspect_environment
-from fitwheel.install.installer import install_wheels
+from fitwheel.install.env.interpreter import inspect_environment
+from fitwheel.install.place.core import install_wheels
 from tests.kit import make_venv, serve, snapshot
 from tests.lock.conftest import EXPECTED, Fleet, builds, fitwheel
 

@@ -83,7 +83,7 @@ UNPACK_PEAK = """
 import json, resource, sys
 from pathlib import Path
 from fitwheel.errors import InvalidWheelError
-from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.install.cache.unpacked import UnpackedCache
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
     UnpackedCache(Path(sys.argv[2])).get(Path(sys.argv[1]), "0" * 64)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from fitwheel.errors import InvalidWheelError
 from fitwheel.index.simple import Link
-from fitwheel.install.unpacked_layout import CachedLayout, UnpackError, layout
+from fitwheel.install.cache.layout import CachedLayout, UnpackError, layout
 from fitwheel.resolve.candidates import Candidate
 from fitwheel.resolve.provider import InvalidCandidateMetadata, Provider
 from fitwheel.variants.filenames import WheelFilename

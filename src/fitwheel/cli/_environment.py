@@ -9,13 +9,13 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from fitwheel.install.environment import TargetEnvironment
-    from fitwheel.install.inventory import Inventory
+    from fitwheel.install.env.interpreter import TargetEnvironment
+    from fitwheel.install.env.inventory import Inventory
 
 
 def read_target(args: argparse.Namespace) -> tuple[TargetEnvironment, Inventory]:
     from fitwheel.cli._targets import target_environment
-    from fitwheel.install.inventory import read_inventory
+    from fitwheel.install.env.inventory import read_inventory
 
     env = target_environment(args)
     inventory = read_inventory(env.site_dirs)

@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from fitwheel.install.environment import TargetEnvironment
+    from fitwheel.install.env.interpreter import TargetEnvironment
     from fitwheel.lock.selection import Host
     from fitwheel.lock.targets import LockTarget
 

@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from fitwheel.install.environment import TargetEnvironment
+    from fitwheel.install.env.interpreter import TargetEnvironment
     from fitwheel.platform.probe import Probe
     from fitwheel.platform.profile import Profile
     from fitwheel.variants.ordering import Target
@@ -91,7 +91,7 @@ def add_python_argument(parser: argparse.ArgumentParser, *, verb: str = "read") 
 def target_environment(args: argparse.Namespace) -> TargetEnvironment:
     """The environment ``--python`` names (else the active virtual environment), asked once
     per interpreter (the answers are kept in the cache, as for ``install``)."""
-    from fitwheel.install.environment import inspect_environment
+    from fitwheel.install.env.interpreter import inspect_environment
     from fitwheel.paths import CacheLayout, cache_root
 
     layout = CacheLayout(cache_root(None, os.environ))

@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from fitwheel.install.environment import TargetEnvironment
+    from fitwheel.install.env.interpreter import TargetEnvironment
     from fitwheel.platform.profile import Profile
 
 

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "dir":
         print(layout.root)
         return 0
-    from fitwheel.install import cachemaint
+    from fitwheel.install.cache import maintenance as cachemaint
 
     if args.action == "info":
         parts = cachemaint.info(layout)

@@ -25,7 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from fitwheel.cli._environment import read_target
-    from fitwheel.install.inventory import check_inventory
+    from fitwheel.install.env.inventory import check_inventory
 
     env, inventory = read_target(args)
     broken = check_inventory(inventory, env.markers, env.tags)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from fitwheel.install.inventory import Installed
+    from fitwheel.install.env.inventory import Installed
 
 HELP = "Print installed packages as requirements (variant installs pinned to their variant)."
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from fitwheel.errors import UsageError
 
 if TYPE_CHECKING:
-    from fitwheel.install.installer import InstallResult
+    from fitwheel.install.place.core import InstallResult
     from fitwheel.install.remembered import Recall
     from fitwheel.install.workflow import InstallOutcome
     from fitwheel.options import PlacementOptions

@@ -11,8 +11,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from fitwheel.install.environment import TargetEnvironment
-    from fitwheel.install.inventory import Installed, Inventory
+    from fitwheel.install.env.interpreter import TargetEnvironment
+    from fitwheel.install.env.inventory import Installed, Inventory
 
 HELP = "Show installed packages: pip's fields, plus the variant and its properties."
 
@@ -41,7 +41,7 @@ def _fields(dist: Installed) -> dict[str, object]:
 def entry(dist: Installed, env: TargetEnvironment, inventory: Inventory) -> dict[str, Any]:
     from packaging.requirements import Requirement
 
-    from fitwheel.install.inventory import dependencies
+    from fitwheel.install.env.inventory import dependencies
     from fitwheel.variants.names import canonicalize_name
 
     fields = _fields(dist)

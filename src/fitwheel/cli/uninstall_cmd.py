@@ -11,8 +11,8 @@ from fitwheel.errors import FitwheelError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from fitwheel.install.environment import TargetEnvironment
-    from fitwheel.install.uninstall import Removal
+    from fitwheel.install.env.interpreter import TargetEnvironment
+    from fitwheel.install.place.uninstall import Removal
 
 HELP = "Uninstall packages (all of them or none)."
 
@@ -75,7 +75,7 @@ def _ask(removals: list[Removal], env: TargetEnvironment, quiet: bool) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from fitwheel.cli._targets import target_environment
-    from fitwheel.install.uninstall import uninstall
+    from fitwheel.install.place.uninstall import uninstall
 
     names = list(args.names)
     if args.requirement_files:

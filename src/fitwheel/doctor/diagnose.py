@@ -15,7 +15,7 @@ from fitwheel.platform.profile import Profile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from fitwheel.install.environment import TargetEnvironment
+    from fitwheel.install.env.interpreter import TargetEnvironment
 
 __all__ = ["VerifyError", "diagnose", "verify_installed", "verify_or_raise"]
 
@@ -45,7 +45,7 @@ def _guess_sites(path: str) -> list[str]:
 
 
 def _locate(python: str | None, env: Mapping[str, str], cache_dir: Path | None) -> _Site:
-    from fitwheel.install.environment import find_interpreter, inspect_environment
+    from fitwheel.install.env.interpreter import find_interpreter, inspect_environment
 
     interpreter = find_interpreter(python, env)  # a missing path is a usage problem: raises
     try:

@@ -1,5 +1,5 @@
 """What is installed, as the doctor needs it: the environment's inventory
-(:mod:`fitwheel.install.inventory`, the one reader of ``.dist-info`` folders) plus, per
+(:mod:`fitwheel.install.env.inventory`, the one reader of ``.dist-info`` folders) plus, per
 distribution, the whole recorded ``variant.json`` (the variant recorded at install time, with its
 providers, to judge against today's detection), why it cannot be read, and on demand the files
 RECORD lists. A folder whose metadata cannot be read is kept as a distribution with ``error``
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fitwheel.install import inventory as environment_inventory
+from fitwheel.install.env import inventory as environment_inventory
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.model import VariantDescription, VariantInfo
 from fitwheel.variants.names import canonicalize_name

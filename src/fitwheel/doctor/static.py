@@ -614,10 +614,10 @@ _COMPANION_EDGES = {("torchvision", "torch"), ("torchaudio", "torch")} | {
 def _requirements(
     inventory: Inventory, markers: Mapping[str, str] | None, wanted: set[str] | None
 ) -> list[Check]:
-    """``pip check`` (:func:`fitwheel.install.inventory.check_inventory`, the ``fitwheel check``
+    """``pip check`` (:func:`fitwheel.install.env.inventory.check_inventory`, the ``fitwheel check``
     answer): every requirement of every installed distribution is installed, in a version that
     satisfies it."""
-    from fitwheel.install.inventory import check_inventory
+    from fitwheel.install.env.inventory import check_inventory
 
     checks: list[Check] = []
     for broken in check_inventory(inventory.base, dict(markers or {}), ()):

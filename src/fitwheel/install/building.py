@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from fitwheel.errors import FitwheelError
-from fitwheel.install.download import Downloaded, DownloadItem
+from fitwheel.install.fetch.download import Downloaded, DownloadItem
 from fitwheel.integrity import HashRequiredError
 from fitwheel.resolve.requirements import UserInput, UserRequirement
 
 if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
-    from fitwheel.install.environment import TargetEnvironment
-    from fitwheel.install.fetching import Fetcher
+    from fitwheel.install.env.interpreter import TargetEnvironment
+    from fitwheel.install.fetch.fetcher import Fetcher
     from fitwheel.install.outcome import Planned
     from fitwheel.paths import CacheLayout
     from fitwheel.resolve.candidates import Candidate

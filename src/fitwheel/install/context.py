@@ -10,9 +10,9 @@ if TYPE_CHECKING:
     from fitwheel.index.config import IndexConfig
     from fitwheel.index.http import Session
     from fitwheel.install.building import SourceBuilds
-    from fitwheel.install.environment import TargetEnvironment
-    from fitwheel.install.fetching import Fetcher
-    from fitwheel.install.session import EnvironmentSession
+    from fitwheel.install.env.interpreter import TargetEnvironment
+    from fitwheel.install.env.session import EnvironmentSession
+    from fitwheel.install.fetch.fetcher import Fetcher
     from fitwheel.options import PlacementOptions, ResolutionOptions, SourceOptions
     from fitwheel.platform.profile import Profile
     from fitwheel.resolve.candidates import CandidateSource

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from fitwheel.index.config import IndexConfig
-    from fitwheel.install.download import Downloaded
-    from fitwheel.install.environment import TargetEnvironment
-    from fitwheel.install.installer import InstallResult
+    from fitwheel.install.env.interpreter import TargetEnvironment
+    from fitwheel.install.fetch.download import Downloaded
+    from fitwheel.install.place.core import InstallResult
     from fitwheel.resolve.candidates import Candidate
     from fitwheel.resolve.resolver import Resolution
     from fitwheel.torchbackend.routing import Router

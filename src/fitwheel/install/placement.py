@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from fitwheel.index.auth import redact
-from fitwheel.install.directurl import direct_url_record
-from fitwheel.install.resolved import Resolved
+from fitwheel.install.place.directurl import direct_url_record
+from fitwheel.install.place.resolved import Resolved
 
 if TYPE_CHECKING:
     from fitwheel.install.context import InstallContext
-    from fitwheel.install.installer import InstallResult, WheelToInstall
     from fitwheel.install.outcome import Planned
+    from fitwheel.install.place.core import InstallResult, WheelToInstall
     from fitwheel.resolve.candidates import Candidate
     from fitwheel.resolve.resolver import Resolution
 
@@ -58,7 +58,7 @@ def place_stage(
 ) -> InstallResult:
     """Install every wheel of ``to_install`` into the environment (whose lock the caller
     holds), in one transaction."""
-    from fitwheel.install.installer import install_wheels
+    from fitwheel.install.place.core import install_wheels
 
     request = ctx.request
     local = {str(i.wheel_path) for i in ctx.user.requirements if i.wheel_path is not None}
@@ -78,7 +78,7 @@ def place_stage(
 def _wheel_of(
     ctx: InstallContext, resolution: Resolution, p: Planned, local: set[str]
 ) -> WheelToInstall:
-    from fitwheel.install.installer import WheelToInstall
+    from fitwheel.install.place.core import WheelToInstall
 
     assert p.downloaded is not None
     return WheelToInstall(

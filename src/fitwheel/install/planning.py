@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
+from fitwheel.install.env.session import installed_label
 from fitwheel.install.fetching import start_on_pin
 from fitwheel.install.outcome import InstallOutcome, Planned
-from fitwheel.install.session import installed_label
 from fitwheel.integrity import HashRequiredError
 from fitwheel.resolve.diagnose import shadowed
 from fitwheel.resolve.resolver import (

@@ -61,9 +61,9 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from fitwheel.install.installer import InstallResult
+    from fitwheel.install.cache.unpacked import UnpackedCache
     from fitwheel.install.outcome import InstallOutcome
-    from fitwheel.install.unpacked import UnpackedCache
+    from fitwheel.install.place.core import InstallResult
 
 FORMAT = 1
 
@@ -454,7 +454,7 @@ class Recall:
         target: object,
     ) -> None:
         from fitwheel.index.configfiles import pip_config_files
-        from fitwheel.install.environment import describe_interpreter
+        from fitwheel.install.env.interpreter import describe_interpreter
         from fitwheel.paths import CacheLayout, cache_root
         from fitwheel.userconfig import config_paths
 
@@ -509,8 +509,8 @@ class Recall:
     ) -> Replayed | None:
         """Install what the valid record says (nothing with ``dry_run``); None: no valid
         record, or one the full path must handle (it also names the problem)."""
-        from fitwheel.install.environment import environment_of
-        from fitwheel.install.unpacked import UnpackedCache
+        from fitwheel.install.cache.unpacked import UnpackedCache
+        from fitwheel.install.env.interpreter import environment_of
 
         env = environment_of(self.interpreter, self.probe, tags=False)
         if env.externally_managed and not break_system_packages:
@@ -520,7 +520,7 @@ class Recall:
             if dry_run:
                 record = self._valid(unpacked, installing=False)
                 return None if record is None else Replayed(record, None)
-            from fitwheel.install.session import EnvironmentSession
+            from fitwheel.install.env.session import EnvironmentSession
 
             with EnvironmentSession(notice=notice) as session:
                 self.recovered = session.hold(env)
@@ -529,7 +529,7 @@ class Recall:
                     return None
                 from pathlib import Path
 
-                from fitwheel.install.installer import (
+                from fitwheel.install.place.core import (
                     InstallResult,
                     WheelToInstall,
                     install_wheels,

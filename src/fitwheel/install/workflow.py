@@ -6,7 +6,7 @@
 The install goes by stages, each in a module of its own: plan (:mod:`~fitwheel.install.planning`:
 resolve, keep/install/reinstall, the ``--hash`` policy, the warnings), fetch
 (:mod:`~fitwheel.install.fetching`), build (:mod:`~fitwheel.install.building`) and place
-(:mod:`~fitwheel.install.placement`), inside one :class:`~fitwheel.install.session.
+(:mod:`~fitwheel.install.placement`), inside one :class:`~fitwheel.install.env.session.
 EnvironmentSession` that holds the environment's lock from the moment its contents are read.
 
 A pinned source distribution is built into a wheel by :class:`fitwheel.sdist.builder.
@@ -29,12 +29,13 @@ from fitwheel.index.http import Session
 from fitwheel.index.session import open_session
 from fitwheel.install.building import SourceBuilds, build_local_sources, build_stage
 from fitwheel.install.context import InstallContext
-from fitwheel.install.environment import TargetEnvironment, inspect_environment
-from fitwheel.install.fetching import Fetcher, fetch_stage
+from fitwheel.install.env.interpreter import TargetEnvironment, inspect_environment
+from fitwheel.install.env.session import EnvironmentSession
+from fitwheel.install.fetch.fetcher import Fetcher
+from fitwheel.install.fetching import fetch_stage
 from fitwheel.install.outcome import InstallOutcome, Planned
 from fitwheel.install.placement import place_stage
 from fitwheel.install.planning import add_torch_warnings, plan_stage
-from fitwheel.install.session import EnvironmentSession
 from fitwheel.options import PlacementOptions, ResolutionOptions, SourceOptions
 from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.platform.profile import Profile

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import TextIO
 
 from fitwheel.errors import FitwheelError, InputError, InstallationError, NetworkError
-from fitwheel.install.download import Downloaded, Downloader, DownloadItem
-from fitwheel.install.environment import TargetEnvironment, inspect_environment
-from fitwheel.install.installer import InstallResult, WheelToInstall, install_wheels
-from fitwheel.install.session import EnvironmentSession, installed_label
-from fitwheel.install.transaction import Operation
-from fitwheel.install.unpacked import UnpackedCache
+from fitwheel.install.cache.unpacked import UnpackedCache
+from fitwheel.install.env.interpreter import TargetEnvironment, inspect_environment
+from fitwheel.install.env.session import EnvironmentSession, installed_label
+from fitwheel.install.fetch.download import Downloaded, Downloader, DownloadItem
+from fitwheel.install.place.core import InstallResult, WheelToInstall, install_wheels
+from fitwheel.install.place.transaction import Operation
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel
 from fitwheel.lock.selection import Host, Selection, select
 from fitwheel.paths import CacheLayout, cache_root

@@ -6,7 +6,7 @@ bomb is refused before it is inflated), that the member data do not overlap, and
 header agrees with the central directory, so that every zip reader would see the same files.
 Members are inflated with :mod:`fitwheel.wheel.inflate`, never past their declared size.
 
-Installing (:mod:`fitwheel.install.unpacked`), reading metadata (local files and HTTP range
+Installing (:mod:`fitwheel.install.cache.unpacked`), reading metadata (local files and HTTP range
 requests, :mod:`fitwheel.index.metadata`), publishing and rewriting
 (:mod:`fitwheel.publish.wheelfile`) all open wheels here.
 """

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fitwheel.fs import locked
-from fitwheel.install.unpacked import check_members
-from fitwheel.install.unpacked_layout import MANIFEST, CachedLayout, read_members
+from fitwheel.install.cache.layout import MANIFEST, CachedLayout, read_members
+from fitwheel.install.cache.unpacked import check_members
 from fitwheel.paths import CacheLayout
 
 #: leftovers of killed processes (temporary folders, partial downloads) older than this go

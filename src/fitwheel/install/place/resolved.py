@@ -25,7 +25,7 @@ from fitwheel.variants.names import canonicalize_name
 
 if TYPE_CHECKING:
     # loaded where a wheel is checked: an install that checks none does without them
-    from fitwheel.install.unpacked import UnpackedWheel
+    from fitwheel.install.cache.unpacked import UnpackedWheel
     from fitwheel.variants.model import VariantDescription
     from fitwheel.wheel.archive import WheelArchive
     from fitwheel.wheel.metadata import CoreMetadata

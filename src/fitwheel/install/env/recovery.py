@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from fitwheel.fs import atomic_write
-from fitwheel.install.signals import deferred
+from fitwheel.install.env.signals import deferred
 
 STATE_DIR = ".fitwheel"
 JOURNAL = "journal.json"

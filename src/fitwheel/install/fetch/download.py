@@ -32,7 +32,7 @@ from fitwheel.paths import CacheLayout, cached_wheel
 if TYPE_CHECKING:
     # the HTTP stack (urllib3, ssl) loads only where something is downloaded
     from fitwheel.index.http import Session
-    from fitwheel.install.precreate import Precreator
+    from fitwheel.install.cache.precreate import Precreator
 
 
 @contextlib.contextmanager

@@ -1,14 +1,14 @@
 """The install plan of an unpacked wheel: which of its files go where.
 
 Every wheel reaches an environment this way. A wheel is unpacked once (into the unpacked-wheel
-cache, or into a private entry in the install's transaction folder when the cache does not hold
-it; see :mod:`fitwheel.install.unpacked`), with its layout worked out there: the files of the root
+cache, or into a private entry in the install's transaction folder when the cache does not hold it;
+see :mod:`fitwheel.install.cache.unpacked`), with its layout worked out there: the files of the root
 scheme folder, the folders they need, their RECORD lines, the ``.data`` members. Here that layout
-becomes the plan: link groups (a destination folder, a source folder and the names to link from
-one to the other), and the few files that must be written rather than linked (RECORD, INSTALLER,
+becomes the plan: link groups (a destination folder, a source folder and the names to link from one
+to the other), and the few files that must be written rather than linked (RECORD, INSTALLER,
 REQUESTED, ``direct_url.json``, console scripts, and ``.data/scripts`` files, whose ``#!python``
-line names the target interpreter). The transaction links (or copies) the groups into place when
-it commits; byte-compiling, when asked for, follows (:mod:`fitwheel.install.bytecode`)."""
+line names the target interpreter). The transaction links (or copies) the groups into place when it
+commits; byte-compiling, when asked for, follows (:mod:`fitwheel.install.place.bytecode`)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping
 
 from fitwheel.errors import InstallationError
-from fitwheel.install.transaction import LinkGroup
-from fitwheel.install.unpacked import UnpackedWheel
+from fitwheel.install.cache.unpacked import UnpackedWheel
+from fitwheel.install.place.transaction import LinkGroup
 from fitwheel.wheel.record import b64, record_line
 
 #: the install schemes a wheel's ``.data`` folder may name (the wheel format's list)

@@ -2,7 +2,7 @@
 
 :func:`uninstall` removes whole distributions all-or-nothing, as an install writes them: under
 the environment's lock, after recovering what a killed run left, in one journalled transaction
-(:mod:`fitwheel.install.transaction`), so a failure, Ctrl-C, SIGTERM or ``kill -9`` leaves the
+(:mod:`fitwheel.install.place.transaction`), so a failure, Ctrl-C, SIGTERM or ``kill -9`` leaves the
 environment as it was before or as it is after, never in between. A distribution without a
 RECORD is refused before anything is touched: nobody can tell which files are its own.
 """
@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     # only the types: reading an environment's distributions is the caller's
     from importlib import metadata as importlib_metadata
 
-    from fitwheel.install.environment import TargetEnvironment
-    from fitwheel.install.inventory import Installed
-    from fitwheel.install.transaction import Operation
+    from fitwheel.install.env.interpreter import TargetEnvironment
+    from fitwheel.install.env.inventory import Installed
+    from fitwheel.install.place.transaction import Operation
 
 
 class UninstallError(InstallationError):
@@ -119,8 +119,9 @@ def uninstall(
     ``confirm`` is asked once, with every removal planned (None: no question); a name that is
     not installed is skipped. A distribution that cannot be planned (no RECORD) stops it all
     before anything changes."""
-    from fitwheel.install.session import EnvironmentSession
-    from fitwheel.install.transaction import Transaction, deferred
+    from fitwheel.install.env.session import EnvironmentSession
+    from fitwheel.install.env.signals import deferred
+    from fitwheel.install.place.transaction import Transaction
     from fitwheel.variants.names import canonicalize_name
 
     with EnvironmentSession(notice=notice) as session:

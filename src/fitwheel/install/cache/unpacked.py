@@ -2,12 +2,12 @@
 of inflating the archive.
 
 Each wheel (by sha256) is unpacked once into ``{root}/{sha[:2]}/{sha}/`` by
-:mod:`fitwheel.install.unpacking`, every member checked against RECORD as it is written. Beside
-the files lie a list of every member and a manifest with the install layout worked out once
-(:mod:`fitwheel.install.unpacked_layout`: the files that go to the root scheme folder, the
-folders they need, their RECORD lines, the members of the ``.data`` folders, every member's size
-by folder and the hashes of the ``.dist-info`` files read). Installing from the cache then reads
-that one file and loops over nothing in Python that the kernel does not do anyway.
+:mod:`fitwheel.install.cache.unpacking`, every member checked against RECORD as it is written.
+Beside the files lie a list of every member and a manifest with the install layout worked out once
+(:mod:`fitwheel.install.cache.layout`: the files that go to the root scheme folder, the folders they
+need, their RECORD lines, the members of the ``.data`` folders, every member's size by folder and
+the hashes of the ``.dist-info`` files read). Installing from the cache then reads that one file and
+loops over nothing in Python that the kernel does not do anyway.
 
 Every install checks each file's size first (from the manifest), which catches a truncated file
 or one edited in place through a hard link, and hashes the few ``.dist-info`` files that
@@ -17,7 +17,7 @@ the entry points its scripts are made from); :class:`UnpackedCache` with ``verif
 unpacked afresh and replaced with one rename, never under another process that links from it
 (see :class:`UnpackedCache`). A wheel installed without the cache is unpacked the same way into
 a private entry (:func:`unpack_entry`), removed with the install's transaction folder.
-:mod:`fitwheel.install.linked` turns that manifest into an install plan whose files the
+:mod:`fitwheel.install.place.linked` turns that manifest into an install plan whose files the
 transaction hard-links (or copies) into place.
 
 Only unpacking needs the wheel reader and the inflater; they are imported then, so that
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fitwheel.fs import locked, storage_error
-from fitwheel.install.unpacked_layout import (
+from fitwheel.install.cache.layout import (
     MANIFEST,
     READ_DIST_INFO,
     CachedLayout,
@@ -48,7 +48,7 @@ from fitwheel.wheel.record import b64
 
 if TYPE_CHECKING:
     # loaded where a wheel is downloaded: it brings the wheel reader
-    from fitwheel.install.precreate import Precreator
+    from fitwheel.install.cache.precreate import Precreator
 
 #: METADATA and variant.json above this size are not read here (None in
 #: :attr:`UnpackedWheel.checked`): the wheel reader's limit on a text member, which refuses them
@@ -88,7 +88,7 @@ class UnpackedCache:
     def precreator(self, **options: int) -> Precreator:
         """A folder whose files a :class:`Precreator` creates while the wheel downloads; hand
         it to :meth:`get`."""
-        from fitwheel.install.precreate import Precreator
+        from fitwheel.install.cache.precreate import Precreator
 
         tmp = self.root / "tmp" / os.urandom(16).hex()
         tmp.mkdir(parents=True)
@@ -234,10 +234,10 @@ class UnpackedCache:
 
 def unpack_entry(wheel: Path, folder: Path) -> UnpackedWheel:
     """Unpack ``wheel`` into ``folder`` (made already, empty or holding the files a
-    :class:`~fitwheel.install.precreate.Precreator` created) as an entry: every member checked
+    :class:`~fitwheel.install.cache.precreate.Precreator` created) as an entry: every member checked
     against RECORD as it is written, the manifest written beside the files. The cache's entries
     are made this way, and so are the private entries of wheels installed without the cache."""
-    from fitwheel.install.unpacking import unpack
+    from fitwheel.install.cache.unpacking import unpack
 
     manifest = unpack(wheel, folder)
     (folder / MANIFEST).write_text(json.dumps(manifest.to_json()))

@@ -28,12 +28,12 @@ whatever is there now is ours); once it says ``committed`` the new state stands 
 folder is removed. A transaction folder without a journal never touched the environment and is
 simply deleted. Recovery trusts no path of a journal: it acts only on paths inside the
 environment (never on its scheme folders themselves) and on backups inside the transaction's
-own folder, and ignores a journal that names anything else (:mod:`fitwheel.install.recovery`).
+own folder, and ignores a journal that names anything else (:mod:`fitwheel.install.env.recovery`).
 The lock (``flock`` on ``{prefix}/.fitwheel/lock``) serialises fitwheel processes on one
 environment.
 
 SIGTERM and SIGINT become :class:`KeyboardInterrupt` for a whole install (:func:`interruptible`,
-:mod:`fitwheel.install.signals`): a transaction not yet committing is dropped, one committing
+:mod:`fitwheel.install.env.signals`): a transaction not yet committing is dropped, one committing
 rolls back, and while rolling back or finishing the signal waits (:func:`deferred`).
 """
 
@@ -41,54 +41,28 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from fitwheel.errors import InstallationError
-from fitwheel.fs import link_or_copy, locked
-from fitwheel.install.recovery import (
+from fitwheel.fs import link_or_copy
+from fitwheel.install.env.recovery import (
     discard,
     finish,
     mark_committed,
     move,
     path_exists,
-    recover,
-    recovered_while_held,
     rollback,
     state_dir,
     write_journal,
 )
-from fitwheel.install.signals import checkpoint, deferred, interruptible
+from fitwheel.install.env.signals import checkpoint, deferred, interruptible
 
-__all__ = [
-    "Entry",
-    "LinkGroup",
-    "Operation",
-    "Transaction",
-    "deferred",
-    "environment_lock",
-    "interruptible",
-    "recover",
-    "recovered_while_held",
-    "rollback",
-    "state_dir",
-]
+__all__ = ["Entry", "LinkGroup", "Operation", "Transaction"]
 
 #: how a staged file is created: a new file only, not inherited by child processes
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-
-
-@contextlib.contextmanager
-def environment_lock(prefix: Path, *, notice: TextIO | None = None) -> Iterator[None]:
-    """Hold the environment's lock (waits for another fitwheel process to finish)."""
-
-    def waiting() -> None:
-        if notice is not None:
-            print(f"waiting for another fitwheel process to finish with {prefix} ...", file=notice)
-
-    with locked(state_dir(prefix) / "lock", on_wait=waiting):
-        yield
 
 
 class Operation:

@@ -18,7 +18,7 @@ import threading
 import zlib
 from pathlib import Path
 
-from fitwheel.install.unpacked_layout import (
+from fitwheel.install.cache.layout import (
     MEMBERS,
     CachedLayout,
     CachedMember,

@@ -4,11 +4,11 @@ Every writer of an environment (install, a remembered install, sync, uninstall) 
 one session, which owns what they all need around their work:
 
 - interrupt handling: SIGTERM and SIGINT raise :class:`KeyboardInterrupt` for the whole block
-  (:func:`~fitwheel.install.signals.interruptible`), so every cleanup and rollback runs;
-- the environment's lock (:func:`~fitwheel.install.transaction.environment_lock`), taken by
+  (:func:`~fitwheel.install.env.signals.interruptible`), so every cleanup and rollback runs;
+- the environment's lock (:func:`~fitwheel.install.place.transaction.environment_lock`), taken by
   :meth:`EnvironmentSession.hold` and kept until the session ends;
 - crash recovery, run once when the lock is taken (a later recovery of that environment under
-  the same hold has nothing to do: :func:`~fitwheel.install.recovery.recovered_while_held`);
+  the same hold has nothing to do: :func:`~fitwheel.install.env.recovery.recovered_while_held`);
 - the inventory of installed distributions, read once;
 - temporary folders, removed when the session ends, however it ends.
 """
@@ -19,9 +19,9 @@ import contextlib
 import shutil
 from typing import TYPE_CHECKING
 
-from fitwheel.install.recovery import recovered_while_held
-from fitwheel.install.signals import deferred, interruptible
-from fitwheel.install.transaction import environment_lock
+from fitwheel.install.env.lock import environment_lock
+from fitwheel.install.env.recovery import recovered_while_held
+from fitwheel.install.env.signals import deferred, interruptible
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     from packaging.utils import NormalizedName
 
-    from fitwheel.install.environment import TargetEnvironment
-    from fitwheel.install.inventory import Inventory
+    from fitwheel.install.env.interpreter import TargetEnvironment
+    from fitwheel.install.env.inventory import Inventory
 
 
 class EnvironmentSession:
@@ -87,7 +87,7 @@ class EnvironmentSession:
     def inventory(self) -> Inventory:
         """The installed distributions as fitwheel reads their records (read once)."""
         if self._inventory is None:
-            from fitwheel.install.inventory import read_inventory
+            from fitwheel.install.env.inventory import read_inventory
 
             self._inventory = read_inventory(self._env().site_dirs)
         return self._inventory
@@ -114,7 +114,7 @@ def _remove(path: Path) -> None:
 
 def installed_label(dist: object) -> str | None:
     """The variant label of an installed distribution (from its ``variant.json``), if any."""
-    from fitwheel.install.inventory import variant_of
+    from fitwheel.install.env.inventory import variant_of
 
     text = getattr(dist, "read_text", lambda _n: None)("variant.json")
     return variant_of(text, "variant.json")[0]

@@ -1,21 +1,20 @@
 """Install a set of wheel files into an environment, all of them or none.
 
-Every wheel takes one path. It is unpacked by the one reader, which checks the archive, RECORD
-and every member's hash as it writes (:mod:`fitwheel.install.unpacking`): once into the
-unpacked-wheel cache when its content hash is known and a cache is given, else into a private
-entry inside the install's transaction folder, removed with that folder whatever happens (commit,
-failure, interrupt; a killed run's folder goes at the next run's recovery). Each wheel is checked
-to be what was resolved (:mod:`fitwheel.install.resolved`); its files are planned from the entry
-(:mod:`fitwheel.install.linked`): linked or copied into place, and RECORD, INSTALLER and scripts
-written. The files of replaced versions are planned for removal; then the transaction commits
-(see :mod:`fitwheel.install.transaction`). Byte-compiling (``compile_bytecode``) follows the
-commit, under the environment's lock (:mod:`fitwheel.install.bytecode`): the install stands
-whatever the compiler does.
+Every wheel takes one path. It is unpacked by the one reader, which checks the archive, RECORD and
+every member's hash as it writes (:mod:`fitwheel.install.cache.unpacking`): once into the
+unpacked-wheel cache when its content hash is known and a cache is given, else into a private entry
+inside the install's transaction folder, removed with that folder whatever happens (commit, failure,
+interrupt; a killed run's folder goes at the next run's recovery). Each wheel is checked to be what
+was resolved (:mod:`fitwheel.install.place.resolved`); its files are planned from the entry
+(:mod:`fitwheel.install.place.linked`): linked or copied into place, and RECORD, INSTALLER and
+scripts written. The files of replaced versions are planned for removal; then the transaction
+commits (see :mod:`fitwheel.install.place.transaction`). Byte-compiling (``compile_bytecode``)
+follows the commit, under the environment's lock (:mod:`fitwheel.install.place.bytecode`): the
+install stands whatever the compiler does.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -25,23 +24,17 @@ from typing import Any, TextIO
 
 from fitwheel.errors import InstallationError, InvalidWheelError
 from fitwheel.fs import storage_error
-from fitwheel.install.directurl import direct_url_record
-from fitwheel.install.environment import TargetEnvironment
-from fitwheel.install.linked import CachedWheelPlan, LinkPlanError, plan_cached_wheel
-from fitwheel.install.recovery import JOURNAL
-from fitwheel.install.resolved import Resolved, check_unpacked
-from fitwheel.install.transaction import (
-    LinkGroup,
-    Operation,
-    Transaction,
-    deferred,
-    environment_lock,
-    interruptible,
-    recover,
-)
-from fitwheel.install.uninstall import owned_files
-from fitwheel.install.unpacked import UnpackedCache, UnpackedWheel, unpack_entry
-from fitwheel.install.unpacked_layout import UnpackError
+from fitwheel.install.cache.layout import UnpackError
+from fitwheel.install.cache.unpacked import UnpackedCache, UnpackedWheel, unpack_entry
+from fitwheel.install.env.interpreter import TargetEnvironment
+from fitwheel.install.env.recovery import JOURNAL
+from fitwheel.install.env.session import EnvironmentSession
+from fitwheel.install.env.signals import deferred
+from fitwheel.install.place.directurl import direct_url_record
+from fitwheel.install.place.linked import CachedWheelPlan, LinkPlanError, plan_cached_wheel
+from fitwheel.install.place.resolved import Resolved, check_unpacked
+from fitwheel.install.place.transaction import LinkGroup, Operation, Transaction
+from fitwheel.install.place.uninstall import owned_files
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.names import canonicalize_name
@@ -147,18 +140,16 @@ def install_wheels(
     """Install ``wheels`` into ``env``; replaced versions of the same names are removed, and
     so are the installed distributions named in ``remove``, in the same transaction.
 
-    ``unpacked``: the cache that wheels with a known ``sha256`` are unpacked into (the others
-    are unpacked into a private entry, removed after). ``lock=False``: the caller already holds
-    the environment's lock. ``allow_overwrite``: a file another installed distribution owns may
-    be replaced (the new one's RECORD lists it); the environment's own files never are.
-    ``compile_bytecode``: the installed modules are byte-compiled once the install has
-    committed, within ``compile_timeout`` seconds (None: the default bound; see
-    :mod:`fitwheel.install.bytecode`)."""
-    with (
-        interruptible(),
-        environment_lock(env.prefix, notice=notice) if lock else contextlib.nullcontext(),
-    ):
-        notes = recover(env.prefix, env.scheme.values())
+    ``unpacked``: the cache that wheels with a known ``sha256`` are unpacked into (the others are
+    unpacked into a private entry, removed after). ``lock=False``: the caller's
+    :class:`~fitwheel.install.env.session.EnvironmentSession` holds the environment already.
+    ``allow_overwrite``: a file another installed distribution owns may be replaced (the new one's
+    RECORD lists it); the environment's own files never are. ``compile_bytecode``: the installed
+    modules are byte-compiled once the install has committed, within ``compile_timeout`` seconds
+    (None: the default bound; see :mod:`fitwheel.install.place.bytecode`)."""
+    with EnvironmentSession(notice=notice) as envs:
+        # the caller's session holds the environment (and recovered it) unless ``lock``
+        notes = envs.hold(env) if lock else []
         if unpacked is None or all(wheel.sha256 is None for wheel in wheels):
             # every file comes from a private entry, removed after: a link is a move there
             link_mode = "hardlink"
@@ -280,7 +271,7 @@ def _compile(
     plans: list[tuple[WheelToInstall, CachedWheelPlan]],
     timeout: float | None,
 ) -> None:
-    from fitwheel.install.bytecode import COMPILE_TIMEOUT, ToCompile, compile_installed
+    from fitwheel.install.place.bytecode import COMPILE_TIMEOUT, ToCompile, compile_installed
 
     dists = []
     for wheel, plan in plans:
@@ -394,7 +385,7 @@ def _check_owners(
     """Existing files the install replaces that the replaced versions do not own: another
     installed distribution's are refused (``allow_overwrite``: replaced, with a note);
     files nobody owns are replaced, as pip does."""
-    from fitwheel.install.uninstall import UninstallError
+    from fitwheel.install.place.uninstall import UninstallError
 
     replacing = {canonicalize_name(w.name) for w, _g, _s in sources}
     left = set(clashes)

@@ -2,8 +2,8 @@
 members (:class:`CachedMember`) when it is unpacked, and the files an unpacked entry keeps beside
 the wheel's own: the manifest (:data:`MANIFEST`) and the member list (:data:`MEMBERS`).
 
-Shared by unpacking (:mod:`fitwheel.install.unpacking`), which writes them, and the cache
-(:mod:`fitwheel.install.unpacked`), which reads them.
+Shared by unpacking (:mod:`fitwheel.install.cache.unpacking`), which writes them, and the cache
+(:mod:`fitwheel.install.cache.unpacked`), which reads them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ _SEP = "\0"
 
 #: the ``.dist-info`` files that installing from the cache reads itself (the rest are only
 #: linked): checked against their hashes on every use, and kept by
-#: :class:`fitwheel.install.unpacked.UnpackedWheel`
+#: :class:`fitwheel.install.cache.unpacked.UnpackedWheel`
 READ_DIST_INFO = ("METADATA", "entry_points.txt", "variant.json")
 
 
@@ -61,7 +61,7 @@ def _is_str_list(value: object) -> bool:
 
 class CachedLayout(Frozen):
     """The install layout of an unpacked wheel, independent of the target environment: what
-    :mod:`fitwheel.install.linked` needs to plan an install without looking at the members,
+    :mod:`fitwheel.install.place.linked` needs to plan an install without looking at the members,
     and what taking the entry checks (:attr:`sizes`, :attr:`read_hashes`) without reading the
     member list.
 

@@ -1,0 +1,1 @@
+"""Downloads: wheels and sdists fetched into the wheel cache, hashed on arrival."""

@@ -1,0 +1,69 @@
+"""Downloads into the wheel cache, each wheel unpacked into the unpacked-wheel cache as soon as
+it is there (while the others still download); some start while the resolver is still pinning."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from fitwheel.install.cache.unpacked import UnpackedCache
+from fitwheel.install.fetch.download import Downloaded, Downloader, DownloadItem
+
+if TYPE_CHECKING:
+    from fitwheel.index.http import Session
+    from fitwheel.install.cache.precreate import Precreator
+    from fitwheel.paths import CacheLayout
+    from fitwheel.resolve.candidates import Candidate
+
+
+class Fetcher:
+    """Downloads into the wheel cache, each wheel unpacked into the unpacked-wheel cache as soon
+    as it is there (while the others still download)."""
+
+    def __init__(
+        self,
+        session: Session,
+        layout: CacheLayout,
+        progress: Callable[[str, int], None] | None,
+        *,
+        jobs: int,
+        verify: bool,
+    ) -> None:
+        self.unpacked = UnpackedCache(layout.unpacked, verify=verify)
+        self.progress = progress
+        self.downloader = Downloader(
+            session,
+            layout.wheels,
+            jobs=jobs,
+            prepare=self._prepare,
+            unpacked=self.unpacked.has,
+        )
+
+    def _prepare(self, item: DownloadItem) -> Precreator | None:
+        # creating thousands of files is slow on many filesystems: start while downloading
+        known = item.known_sha256
+        if known is not None and self.unpacked.has(known):
+            return None
+        return self.unpacked.precreator()
+
+    def _unpack(self, done: Downloaded) -> None:
+        # a broken wheel is reported by the install step, with nothing changed
+        with contextlib.suppress(Exception):
+            self.unpacked.get(done.path, done.sha256, done.prepared)
+
+    def start(self, cand: Candidate) -> None:
+        """Begin fetching ``cand``'s wheel before the resolution is done."""
+        item = DownloadItem(
+            cand.link.filename,
+            cand.link.url,
+            {a: frozenset({h}) for a, h in cand.link.hashes.items()},
+        )
+        self.downloader.start(item, self.progress, self._unpack)
+
+    def fetch_all(self, items: Sequence[DownloadItem]) -> list[Downloaded]:
+        return self.downloader.fetch_all(items, self.progress, then=self._unpack)
+
+    def close(self, *, wait: bool = False) -> None:
+        self.downloader.close(wait=wait)
+        self.unpacked.close()
