@@ -36,8 +36,8 @@ def test_wheel_paths_become_pinned_requirements(tmp_path: Path) -> None:
     ("line", "match"),
     [
         ("not a req!!", "not a valid requirement"),
-        ("x @ https://h/x.whl", "direct URL"),
-        ("--index-url http://h", "not supported"),
+        ("x @ https://h/x.whl", "archive URL is not supported yet"),
+        ("--index-url http://h", "pass --index-url http://h on the command line"),
         ("x --hash=nocolon", "--hash"),
     ],
 )
