@@ -158,3 +158,40 @@ def test_requirement_forms_match_pips(sample: str, monkeypatch: pytest.MonkeyPat
             assert ireq.link.url == form.url
             expected = None if ireq.name is None else canonicalize_name(ireq.name)
             assert (None if form.name is None else canonicalize_name(form.name)) == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "--frobnicate",
+        "-x foo",
+        "-i",
+        "--pre=yes",
+        "x --hash=md5:abc",
+        "x --hash=nocolon",
+        "x --config-settings novalue",
+        "--index-url 'unclosed",
+        "not a req!!",
+    ],
+)
+def test_lines_pip_refuses_fitwheel_refuses(tmp_path: Path, line: str) -> None:
+    """Bad lines: pip refuses them too (its parser or its requirement constructor)."""
+    from pip._internal.exceptions import PipError
+    from pip._internal.req.constructors import install_req_from_line
+
+    from fitwheel.resolve.reqforms import RequirementError
+
+    path = tmp_path / "r.txt"
+    path.write_text(f"ok\n{line}\n")
+    with pytest.raises(RequirementError, match=f"{path}:2"):
+        RequirementsReader().parse(str(path))
+    with pytest.raises(PipError):
+        for parsed in pip_reads_lines(path):
+            install_req_from_line(parsed)
+
+
+def pip_reads_lines(path: Path) -> list[str]:
+    from pip._internal.network.session import PipSession
+    from pip._internal.req.req_file import parse_requirements
+
+    return [p.requirement for p in parse_requirements(str(path), PipSession())]

@@ -226,12 +226,12 @@ def _requirement_options(
     settings: list[tuple[str, str]] = []
     variant: str | None = None
     for name, value in options:
-        assert value is not None
         if name not in REQUIREMENT_OPTIONS:
             raise RequirementError(
                 f"{origin}: {name} applies to the whole file, not to one requirement: put it "
                 "on a line of its own."
             )
+        assert value is not None
         if editable and name != "--config-settings":
             raise RequirementError(
                 f"{origin}: {name} does not apply to an editable (-e) requirement."
@@ -271,23 +271,38 @@ def requirement_line(
 ) -> RequirementLine:
     """One requirement with its own options (``line`` as a file or the command line gives
     it); ``base`` is the folder its relative paths start from."""
-    text, words = split_line(line)
+    text, words = _split(line, origin)
+    return _requirement(text, origin, base, constraint, editable, words=words)
+
+
+def _split(line: str, origin: str) -> tuple[str, list[str]]:
     try:
-        options = parse_options(words)
+        return split_line(line)
     except RequirementError as exc:
         raise RequirementError(f"{origin}: {exc}") from None
-    return _requirement(text, options, origin, base, constraint, editable)
+
+
+def _options(words: list[str], origin: str) -> list[tuple[str, str | None]]:
+    try:
+        return parse_options(words)
+    except RequirementError as exc:
+        raise RequirementError(f"{origin}: {exc}") from None
 
 
 def _requirement(
     text: str,
-    options: list[tuple[str, str | None]],
     origin: str,
     base: Path | None,
     constraint: bool,
     editable: bool,
+    *,
+    words: list[str] | None = None,
+    options: list[tuple[str, str | None]] | None = None,
 ) -> RequirementLine:
+    # the requirement first: its own errors say more than those of the words after it
     form = classify_editable(text, origin, base) if editable else classify(text, origin, base)
+    if options is None:
+        options = _options(words or [], origin)
     hashes, settings, variant = _requirement_options(options, origin, editable)
     return RequirementLine(text, form, origin, constraint, editable, hashes, settings, variant)
 
@@ -342,20 +357,12 @@ class RequirementsReader:
     def _line(
         self, location: str, origin: str, line: str, constraint: bool, stack: tuple[str, ...]
     ) -> None:
-        text, words = split_line(line)
-        try:
-            options = parse_options(words)
-        except RequirementError as exc:
-            raise RequirementError(f"{origin}: {exc}") from None
+        text, words = _split(line, origin)
         base = None if is_url(location) else Path(location).parent
         if text:
-            if any(name in _NESTING for name, _v in options):
-                raise RequirementError(
-                    f"{origin}: a line names one requirement: put -r, -c and -e on lines of "
-                    "their own."
-                )
-            self.lines.append(_requirement(text, options, origin, base, constraint, False))
+            self.lines.append(_requirement(text, origin, base, constraint, False, words=words))
             return
+        options = _options(words, origin)
         nesting = [(name, value) for name, value in options if name in _NESTING]
         if not nesting:
             self._file_options(location, origin, options)
@@ -373,7 +380,7 @@ class RequirementsReader:
                     f"{origin}: -e takes only --config-settings on its line: put other options "
                     "on lines of their own."
                 )
-            self.lines.append(_requirement(value, rest, origin, base, False, True))
+            self.lines.append(_requirement(value, origin, base, False, True, options=rest))
             return
         if len(options) > 1:
             raise RequirementError(

@@ -169,9 +169,9 @@ Form = Named | Url | LocalPath | Vcs
 
 
 def _vcs_of(text: str) -> str | None:
-    scheme = text.split(":", 1)[0].lower() if ":" in text else ""
-    head = scheme.split("+", 1)[0]
-    return head if "+" in scheme and head in VCS_TRANSPORTS else None
+    head, plus, _rest = text.partition("+")
+    head = head.lower()
+    return head if plus and head in VCS_TRANSPORTS else None
 
 
 def _is_url(text: str) -> bool:
@@ -182,12 +182,7 @@ def _is_url(text: str) -> bool:
 
 
 def _looks_like_path(text: str) -> bool:
-    return (
-        "/" in text
-        or "\\" in text
-        or text.startswith((".", "~"))
-        or text.lower().endswith(ARCHIVE_SUFFIXES)
-    )
+    return "/" in text or text.startswith((".", "~")) or text.lower().endswith(ARCHIVE_SUFFIXES)
 
 
 def _fragment(url: str) -> dict[str, str]:
@@ -250,11 +245,10 @@ def vcs_form(
             f"{origin}: {url!r}: {vcs} URLs take one of "
             f"{', '.join(f'{vcs}+{t}' for t in sorted(VCS_TRANSPORTS[vcs]))}."
         )
-    parts = urlsplit(rest)
-    path = parts.path
+    repository = rest.split("#", 1)[0]
     revision: str | None = None
-    if "@" in path:
-        path, revision = path.rsplit("@", 1)
+    if "@" in urlsplit(repository).path:
+        repository, revision = repository.rsplit("@", 1)
         revision = unquote(revision) or None
     if revision is not None and revision.startswith("-"):
         raise RequirementError(
@@ -277,9 +271,6 @@ def vcs_form(
             )
         name = parsed.name
         extras = extras or frozenset(parsed.extras)
-    repository = (
-        f"{parts.scheme}://{parts.netloc}{path}" if parts.netloc else f"{parts.scheme}:{path}"
-    )
     return Vcs(vcs, url, repository, revision, subdirectory, name, extras, marker)
 
 
@@ -327,7 +318,7 @@ def _direct(requirement: Requirement, origin: str) -> Form:
     url = requirement.url
     assert url is not None
     extras = frozenset(requirement.extras)
-    if _vcs_of(url) is None and not _is_url(url):
+    if _vcs_of(url) is None and len(urlsplit(url).scheme) < 2:
         # ``name @ ./path`` reads as a path, as pip does for file names
         return LocalPath(Path(url), requirement.name, extras, requirement.marker)
     return _url_form(url, origin, requirement.name, extras, requirement.marker)
