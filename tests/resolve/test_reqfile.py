@@ -178,10 +178,10 @@ def test_pip_only_options_are_read_and_kept(tmp_path: Path) -> None:
     reader, _path = read(
         tmp_path, "--use-feature fast-deps\n--all-releases=foo\n--only-final :all:\n"
     )
-    assert [v.value for v in reader.options.pip_only] == [
-        "--use-feature fast-deps",
-        "--all-releases foo",
-        "--only-final :all:",
+    assert [(o, v.value) for o, v in reader.options.pip_only] == [
+        ("--use-feature", "fast-deps"),
+        ("--all-releases", "foo"),
+        ("--only-final", ":all:"),
     ]
 
 

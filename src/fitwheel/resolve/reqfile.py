@@ -129,8 +129,8 @@ class FileOptions:
         self.trusted_hosts: list[Located] = []
         self.require_hashes: Located | None = None
         self.no_require_hashes: Located | None = None
-        #: pip options with no counterpart in fitwheel (value: ``--option value``)
-        self.pip_only: list[Located] = []
+        #: (option, value) of pip options with no counterpart in fitwheel, in order
+        self.pip_only: list[tuple[str, Located]] = []
 
     @property
     def no_binary(self) -> list[Located]:
@@ -157,7 +157,7 @@ class FileOptions:
         out += [(name, flag) for name, flag in flags if flag is not None]
         out += self.formats
         out += [("--trusted-host", v) for v in self.trusted_hosts]
-        out += [(v.value.split(" ", 1)[0], v) for v in self.pip_only]
+        out += self.pip_only
         return out
 
     def __bool__(self) -> bool:
@@ -413,7 +413,7 @@ class RequirementsReader:
                 _check_formats(name, here)
                 out.formats.append((name, here))
             elif name in PIP_ONLY:
-                out.pip_only.append(Located(f"{name} {value}", origin))
+                out.pip_only.append((name, here))
             else:
                 setattr(out, name[2:].replace("-", "_"), here)
 

@@ -12,6 +12,7 @@ and :attr:`UserInput.pending`, and :func:`unsupported` says why each is not acte
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -245,8 +246,8 @@ def unsupported(user: UserInput) -> list[str]:
             )
         else:
             out.append(
-                f"{value.origin}: {value.value if option != value.value else option}: fitwheel "
-                "has no counterpart to this pip option; remove the line."
+                f"{value.origin}: {shown}: fitwheel has no counterpart to this pip option; "
+                "remove the line."
             )
     out += [_reason(line) for line in user.pending]
     return out
@@ -266,8 +267,6 @@ def collect(
     files (by path or URL), ``env`` expands ``${NAME}`` in them (``os.environ`` by default).
     Unless ``allow_pending``, anything the install does not act on yet is refused, with the
     reasons :func:`unsupported` gives."""
-    import os
-
     out = UserInput()
     lines: list[RequirementLine] = []
     cwd = Path.cwd()
