@@ -461,6 +461,7 @@ def test_a_reader_returning_bytes_is_decoded(tmp_path: Path) -> None:
         ("hg+https://h.invalid/hg/lib#egg=lib", Vcs, {"vcs": "hg", "name": "lib"}),
         ("svn+svn://h.invalid/repo/trunk", Vcs, {"vcs": "svn"}),
         ("bzr+lp:project", Vcs, {"vcs": "bzr", "repository": "lp:project"}),
+        ("x @ ./sub/proj", LocalPath, {"path": "sub/proj", "name": "x"}),
     ],
 )
 def test_requirement_forms(
@@ -549,6 +550,7 @@ def test_requirement_options(tmp_path: Path) -> None:
         ("git+-oProxyCommand=evil#egg=x", "starts its repository with '-'"),
         ("git+https://h.invalid/r.git@--upload-pack=evil#egg=x", "revision"),
         ("git+ftp://h.invalid/r.git#egg=x", "git URLs take one of"),
+        ("git+git@h.invalid:org/r.git#egg=x", "write git+ssh://USER@HOST/PATH"),
         ("git+https://h.invalid/r.git#egg=x>=1", "#egg=NAME"),
         ("x @ gopher://h.invalid/x.whl", "not a URL fitwheel can read"),
         ("https://h.invalid/bad.whl", "not a valid wheel file name"),

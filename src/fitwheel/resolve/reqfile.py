@@ -358,7 +358,7 @@ class RequirementsReader:
         self, location: str, origin: str, line: str, constraint: bool, stack: tuple[str, ...]
     ) -> None:
         text, words = _split(line, origin)
-        base = None if is_url(location) else Path(location).parent
+        base = _folder(location)
         if text:
             self.lines.append(_requirement(text, origin, base, constraint, False, words=words))
             return
@@ -439,14 +439,22 @@ def _join(location: str, value: str) -> str:
         return urljoin(location, value)
     if is_url(value):
         return value
+    folder = _folder(location)
+    assert folder is not None
+    return str(folder / value)
+
+
+def _folder(location: str) -> Path | None:
+    """The local folder of the file at ``location`` (None for a file read from a server)."""
     if location.lower().startswith("file:"):
-        location = str(file_url_path(location))
-    return str(Path(location).parent / value)
+        return file_url_path(location).parent
+    return None if is_url(location) else Path(location).parent
 
 
 def _find_links(location: str, value: str) -> str:
     """A ``-f`` value: a relative path starts from the file's folder where it exists there."""
-    if is_url(location) or is_url(value) or os.path.isabs(value):
+    folder = _folder(location)
+    if folder is None or is_url(value) or os.path.isabs(value):
         return value
-    candidate = os.path.join(os.path.dirname(os.path.abspath(location)), value)
+    candidate = os.path.join(os.path.abspath(folder), value)
     return candidate if os.path.exists(candidate) else value

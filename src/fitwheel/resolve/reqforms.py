@@ -58,6 +58,8 @@ ARCHIVE_SUFFIXES = (
     ".tar.lzma",
 )
 _EXTRAS_RE = re.compile(r"^(.+?)(\[[^\]]+\])$")
+#: an scp-like address (``git+git@host:org/repo.git``), which pip does not read either
+_SCP_RE = re.compile(r"^[\w.-]+@[\w.-]+:")
 
 
 class Named(Frozen):
@@ -241,9 +243,12 @@ def vcs_form(
             "option: name the repository by its URL."
         )
     if transport not in VCS_TRANSPORTS[vcs]:
+        hint = ""
+        if _SCP_RE.match(rest):
+            hint = f" (for {rest.split(':', 1)[0]}, write {vcs}+ssh://USER@HOST/PATH)"
         raise RequirementError(
             f"{origin}: {url!r}: {vcs} URLs take one of "
-            f"{', '.join(f'{vcs}+{t}' for t in sorted(VCS_TRANSPORTS[vcs]))}."
+            f"{', '.join(f'{vcs}+{t}' for t in sorted(VCS_TRANSPORTS[vcs]))}{hint}."
         )
     repository = rest.split("#", 1)[0]
     revision: str | None = None
@@ -314,13 +319,16 @@ def _url_form(
     return Url(url, name, extras, marker)
 
 
-def _direct(requirement: Requirement, origin: str) -> Form:
+def _direct(requirement: Requirement, origin: str, base: Path | None) -> Form:
     url = requirement.url
     assert url is not None
     extras = frozenset(requirement.extras)
     if _vcs_of(url) is None and len(urlsplit(url).scheme) < 2:
-        # ``name @ ./path`` reads as a path, as pip does for file names
-        return LocalPath(Path(url), requirement.name, extras, requirement.marker)
+        # ``name @ ./path``: a path, from the same folder as any other
+        path = Path(url).expanduser()
+        if base is not None and not path.is_absolute():
+            path = base / path
+        return LocalPath(path, requirement.name, extras, requirement.marker)
     return _url_form(url, origin, requirement.name, extras, requirement.marker)
 
 
@@ -350,7 +358,7 @@ def classify(text: str, origin: str, base: Path | None = None) -> Form:
             f"{origin}: {text!r} is not a valid requirement: {exc}{hint}."
         ) from exc
     if requirement.url:
-        return _direct(requirement, origin)
+        return _direct(requirement, origin, base)
     return Named(requirement)
 
 

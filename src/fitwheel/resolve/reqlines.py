@@ -75,8 +75,8 @@ def decode(data: bytes | str, location: str) -> str:
     else:
         if len(data) > MAX_FILE_BYTES:
             raise RequirementError(
-                f"{location} is {len(data)} bytes, more than a requirements file holds "
-                f"(at most {MAX_FILE_BYTES}): is it a requirements file?"
+                f"{location} is larger than a requirements file is (at most {MAX_FILE_BYTES} "
+                "bytes): is it a requirements file?"
             )
         text = _decode_bytes(data, location)
     if len(text) > MAX_FILE_BYTES:
