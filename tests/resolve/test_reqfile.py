@@ -596,3 +596,14 @@ def test_a_huge_file_is_refused(tmp_path: Path) -> None:
 def test_binary_garbage_is_refused_naming_the_file(tmp_path: Path, data: bytes, words: str) -> None:
     message = refused(tmp_path, data)
     assert str(tmp_path / "r.txt") in message and words in message
+
+
+def test_a_file_url_file_reads_relative_paths_from_its_folder(tmp_path: Path) -> None:
+    (tmp_path / "sub" / "wheels").mkdir(parents=True)
+    (tmp_path / "sub" / "inner.txt").write_text("-f wheels\n./proj\n-r more.txt\n")
+    (tmp_path / "sub" / "more.txt").write_text("beta\n")
+    reader, _ = read(tmp_path, f"-r {(tmp_path / 'sub' / 'inner.txt').as_uri()}\n")
+    proj, beta = reader.lines
+    assert isinstance(proj.form, LocalPath) and proj.form.path == tmp_path / "sub" / "proj"
+    assert beta.text == "beta"
+    assert [v.value for v in reader.options.find_links] == [str(tmp_path / "sub" / "wheels")]

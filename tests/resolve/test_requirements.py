@@ -122,3 +122,28 @@ def test_a_constraint_url_is_a_url_not_a_path(tmp_path: Path) -> None:
     user = collect([], files=[str(path)], read=fetch)
     assert [str(c.requirement) for c in user.constraints] == ["ok<2"]
     assert user.files == [str(path), "https://h.invalid/pins.txt"]
+
+
+def test_command_line_requirements_keep_spaces_and_own_options(tmp_path: Path) -> None:
+    project = tmp_path / "my project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    user = collect(
+        [f"{project}", "alpha==1 --hash=sha256:AB --variant=cpu"],
+        editables=[str(project)],
+    )
+    local, alpha, editable = user.requirements
+    assert local.source_path == project.resolve() and not local.editable
+    assert alpha.hashes == {"sha256": frozenset({"ab"})} and alpha.variant == "cpu"
+    assert editable.source_path == project.resolve() and editable.editable
+
+
+def test_nested_files_are_listed_and_a_cycle_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n-r b.txt\n")
+    (tmp_path / "b.txt").write_text("beta\n")
+    user = collect([], files=[str(tmp_path / "a.txt")])
+    assert user.files == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    (tmp_path / "b.txt").write_text("beta\n-r a.txt\n")
+    with pytest.raises(RequirementError, match="names itself") as info:
+        collect([], files=[str(tmp_path / "a.txt")])
+    assert f"{tmp_path / 'b.txt'}:2" in str(info.value)

@@ -25,6 +25,7 @@ line, naming its place. Requirement paths start from the file's folder.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -261,18 +262,22 @@ def _requirement_options(
     return {k: frozenset(v) for k, v in hashes.items()}, tuple(settings), variant
 
 
-def requirement_line(
-    line: str,
-    origin: str,
-    base: Path | None,
-    constraint: bool = False,
-    *,
-    editable: bool = False,
+def command_line_requirement(
+    argument: str, origin: str, base: Path | None, *, editable: bool = False
 ) -> RequirementLine:
-    """One requirement with its own options (``line`` as a file or the command line gives
-    it); ``base`` is the folder its relative paths start from."""
-    text, words = _split(line, origin)
-    return _requirement(text, origin, base, constraint, editable, words=words)
+    """One requirement given on the command line: the whole argument (a path may hold
+    spaces), up to a ``--hash``, ``--variant`` or ``--config-settings`` that follows it;
+    ``base`` is the folder its relative paths start from."""
+    match = _OWN_OPTION_RE.search(argument)
+    text, words = argument, []
+    if match is not None:
+        text = argument[: match.start()]
+        words = _split(argument[match.start() :].strip(), origin)[1]
+    return _requirement(text, origin, base, False, editable, words=words)
+
+
+#: where a command-line requirement's own options start
+_OWN_OPTION_RE = re.compile(r"\s+--(?=(?:hash|variant|config-settings)\b)")
 
 
 def _split(line: str, origin: str) -> tuple[str, list[str]]:

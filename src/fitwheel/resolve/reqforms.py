@@ -187,6 +187,11 @@ def _looks_like_path(text: str) -> bool:
     return "/" in text or text.startswith((".", "~")) or text.lower().endswith(ARCHIVE_SUFFIXES)
 
 
+def _path(text: str, base: Path | None) -> Path:
+    path = Path(text).expanduser()
+    return base / path if base is not None and not path.is_absolute() else path
+
+
 def _fragment(url: str) -> dict[str, str]:
     fragment = urlsplit(url).fragment
     out: dict[str, str] = {}
@@ -325,10 +330,7 @@ def _direct(requirement: Requirement, origin: str, base: Path | None) -> Form:
     extras = frozenset(requirement.extras)
     if _vcs_of(url) is None and len(urlsplit(url).scheme) < 2:
         # ``name @ ./path``: a path, from the same folder as any other
-        path = Path(url).expanduser()
-        if base is not None and not path.is_absolute():
-            path = base / path
-        return LocalPath(path, requirement.name, extras, requirement.marker)
+        return LocalPath(_path(url, base), requirement.name, extras, requirement.marker)
     return _url_form(url, origin, requirement.name, extras, requirement.marker)
 
 
@@ -344,10 +346,7 @@ def classify(text: str, origin: str, base: Path | None = None) -> Form:
     if _looks_like_path(head) and ("@" not in head or _looks_like_path(head.split("@", 1)[0])):
         spec, _, markers = text.partition(";")
         spec, extras = _split_extras(spec.strip(), origin)
-        path = Path(spec).expanduser()
-        if base is not None and not path.is_absolute():
-            path = base / path
-        return LocalPath(path, None, extras, _marker(markers, origin))
+        return LocalPath(_path(spec, base), None, extras, _marker(markers, origin))
     try:
         requirement = Requirement(text)
     except InvalidRequirement as exc:
@@ -374,10 +373,7 @@ def classify_editable(text: str, origin: str, base: Path | None = None) -> Form:
             form = LocalPath(file_url_path(form.url), form.name)
     else:
         spec, extras = _split_extras(text, origin)
-        path = Path(spec).expanduser()
-        if base is not None and not path.is_absolute():
-            path = base / path
-        form = LocalPath(path, None, extras)
+        form = LocalPath(_path(spec, base), None, extras)
     if isinstance(form, Vcs) and form.name is None:
         raise RequirementError(
             f"{origin}: -e {text}: name the project, with #egg=NAME or NAME @ URL."

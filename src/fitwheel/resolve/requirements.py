@@ -24,8 +24,8 @@ from fitwheel.resolve.reqfile import (
     Reader,
     RequirementLine,
     RequirementsReader,
+    command_line_requirement,
     read_local,
-    requirement_line,
 )
 from fitwheel.resolve.reqforms import (
     LocalPath,
@@ -271,9 +271,9 @@ def collect(
     lines: list[RequirementLine] = []
     cwd = Path.cwd()
     for text in requirements:
-        lines.append(requirement_line(text, "command line", cwd))
+        lines.append(command_line_requirement(text, "command line", cwd))
     for text in editables:
-        line = requirement_line(text, "command line (-e)", cwd, editable=True)
+        line = command_line_requirement(text, "command line (-e)", cwd, editable=True)
         form = line.form
         if isinstance(form, LocalPath) and not form.path.is_dir():
             raise RequirementError(
