@@ -147,3 +147,12 @@ def test_nested_files_are_listed_and_a_cycle_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RequirementError, match="names itself") as info:
         collect([], files=[str(tmp_path / "a.txt")])
     assert f"{tmp_path / 'b.txt'}:2" in str(info.value)
+
+
+def test_a_named_file_url_must_be_a_file_of_that_project(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path, "alpha", "1.0")
+    path = tmp_path / "r.txt"
+    path.write_text(f"beta @ {wheel.as_uri()}\n")
+    with pytest.raises(RequirementError, match="is a file of alpha, not of beta") as info:
+        collect([], files=[str(path)])
+    assert f"{path}:1" in str(info.value)

@@ -28,6 +28,7 @@ from fitwheel.resolve.reqfile import (
     read_local,
 )
 from fitwheel.resolve.reqforms import (
+    ARCHIVE_SUFFIXES,
     LocalPath,
     Named,
     RequirementError,
@@ -173,14 +174,18 @@ def _acted_on(line: RequirementLine) -> UserRequirement | None:
 
     lower = form.path.name.lower()
     if lower.endswith(".whl") or lower.endswith(SDIST_SUFFIXES):
-        return None if line.editable else _local(line, form.path)
-    if not form.path.is_dir() and lower.endswith(_OTHER_ARCHIVES):
+        if line.editable:
+            return None
+        item = _local(line, form.path)
+        if form.name is not None and canonicalize_name(form.name) != item.name:
+            raise RequirementError(
+                f"{line.origin}: {form.path.name} is a file of {item.name}, not of {form.name}."
+            )
+        return item
+    if not form.path.is_dir() and lower.endswith(ARCHIVE_SUFFIXES):
+        # archives pip reads that fitwheel does not build from
         return None
     return _local(line, form.path)
-
-
-#: archives pip reads that fitwheel does not build from
-_OTHER_ARCHIVES = (".tgz", ".tar", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tlz", ".tar.lz")
 
 
 def _reason(line: RequirementLine) -> str:
