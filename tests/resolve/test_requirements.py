@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.resolve.requirements import RequirementError, collect
+from fitwheel.resolve.requirements import RequirementError, collect, unsupported
 from tests.kit import make_wheel
 
 
@@ -36,8 +36,8 @@ def test_wheel_paths_become_pinned_requirements(tmp_path: Path) -> None:
     ("line", "match"),
     [
         ("not a req!!", "not a valid requirement"),
-        ("x @ https://h/x.whl", "direct URL"),
-        ("--index-url http://h", "not supported"),
+        ("x @ https://h/x.whl", "archive URL is not supported yet"),
+        ("--index-url http://h", "pass --index-url http://h on the command line"),
         ("x --hash=nocolon", "--hash"),
     ],
 )
@@ -47,3 +47,112 @@ def test_bad_lines_name_their_place(tmp_path: Path, line: str, match: str) -> No
     with pytest.raises(RequirementError, match=match) as info:
         collect([], files=[str(path)])
     assert f"{path}:2" in str(info.value)
+
+
+def test_file_options_are_kept_with_their_place(tmp_path: Path) -> None:
+    req = tmp_path / "req.txt"
+    req.write_text(
+        "--extra-index-url https://${INDEX_HOST}/whl/cu118\n-f wheels\n--pre\ntorch==2.4.0+cu118\n"
+    )
+    (tmp_path / "wheels").mkdir()
+    user = collect([], files=[str(req)], env={"INDEX_HOST": "h.invalid"}, allow_pending=True)
+    assert [str(r.requirement) for r in user.requirements] == ["torch==2.4.0+cu118"]
+    (extra,) = user.options.extra_index_urls
+    assert (extra.value, extra.origin) == ("https://h.invalid/whl/cu118", f"{req}:1")
+    assert [f.value for f in user.options.find_links] == [str(tmp_path / "wheels")]
+    assert user.options.pre is not None and user.options.pre.origin == f"{req}:3"
+    assert not user.pending
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("--pre", "--pre: options in requirements files are not applied yet; pass --pre on"),
+        ("-f ./w", "pass --find-links ./w on the command line"),
+        ("--trusted-host h.invalid", "pass --trusted-host h.invalid on the command line"),
+        ("--prefer-binary", "no counterpart to this pip option"),
+        ("--use-feature fast-deps", "--use-feature fast-deps: fitwheel has no counterpart"),
+        ("-e .[socks]", "editable install with extras is not supported yet"),
+        ("-e git+https://h.invalid/p.git#egg=p", "from a git repository is not supported yet"),
+        ("p @ git+https://h.invalid/p.git@v1", "from a git repository is not supported yet"),
+        ("hg+https://h.invalid/p#egg=p", "from a hg repository is not supported yet"),
+        ("https://h.invalid/p-1.0-py3-none-any.whl", "archive URL is not supported yet"),
+        ("x --config-settings a=b", "--config-settings is not passed"),
+        (".[extra]", "extras and markers on a local path are not supported yet"),
+    ],
+)
+def test_what_is_not_acted_on_yet_is_refused_in_one_place(
+    tmp_path: Path, line: str, words: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    path = tmp_path / "r.txt"
+    path.write_text(f"ok\n{line}\n")
+    with pytest.raises(RequirementError) as info:
+        collect([], files=[str(path)])
+    assert f"{path}:2" in str(info.value) and words in str(info.value)
+    assert "index options" not in str(info.value) or line.startswith(("-f", "--trusted"))
+    user = collect([], files=[str(path)], allow_pending=True)
+    assert [str(r.requirement) for r in user.requirements] == ["ok"]
+    assert len(user.pending) + len(user.options.given()) == 1
+    assert words in unsupported(user)[0]
+
+
+def test_a_bom_a_tab_comment_and_a_file_url_wheel(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path, "alpha", "1.0")
+    path = tmp_path / "r.txt"
+    path.write_bytes(
+        b"\xef\xbb\xbf# Torch\nbeta>=2\t# pinned below\n" + f"alpha @ {wheel.as_uri()}\n".encode()
+    )
+    user = collect([], files=[str(path)])
+    assert [str(r.requirement) for r in user.requirements] == ["beta>=2", "alpha==1.0"]
+    assert user.requirements[1].wheel_path == wheel.resolve()
+
+
+def test_a_constraint_url_is_a_url_not_a_path(tmp_path: Path) -> None:
+    path = tmp_path / "r.txt"
+    path.write_text("ok\n-c https://h.invalid/pins.txt\n")
+    with pytest.raises(RequirementError, match="is a URL") as info:
+        collect([], files=[str(path)])
+    assert f"{path}:2" in str(info.value)
+    pages = {"https://h.invalid/pins.txt": "ok<2\n"}
+
+    def fetch(location: str) -> str:
+        return pages[location] if location in pages else Path(location).read_text()
+
+    user = collect([], files=[str(path)], read=fetch)
+    assert [str(c.requirement) for c in user.constraints] == ["ok<2"]
+    assert user.files == [str(path), "https://h.invalid/pins.txt"]
+
+
+def test_command_line_requirements_keep_spaces_and_own_options(tmp_path: Path) -> None:
+    project = tmp_path / "my project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    user = collect(
+        [f"{project}", "alpha==1 --hash=sha256:AB --variant=cpu"],
+        editables=[str(project)],
+    )
+    local, alpha, editable = user.requirements
+    assert local.source_path == project.resolve() and not local.editable
+    assert alpha.hashes == {"sha256": frozenset({"ab"})} and alpha.variant == "cpu"
+    assert editable.source_path == project.resolve() and editable.editable
+
+
+def test_nested_files_are_listed_and_a_cycle_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n-r b.txt\n")
+    (tmp_path / "b.txt").write_text("beta\n")
+    user = collect([], files=[str(tmp_path / "a.txt")])
+    assert user.files == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    (tmp_path / "b.txt").write_text("beta\n-r a.txt\n")
+    with pytest.raises(RequirementError, match="names itself") as info:
+        collect([], files=[str(tmp_path / "a.txt")])
+    assert f"{tmp_path / 'b.txt'}:2" in str(info.value)
+
+
+def test_a_named_file_url_must_be_a_file_of_that_project(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path, "alpha", "1.0")
+    path = tmp_path / "r.txt"
+    path.write_text(f"beta @ {wheel.as_uri()}\n")
+    with pytest.raises(RequirementError, match="is a file of alpha, not of beta") as info:
+        collect([], files=[str(path)])
+    assert f"{path}:1" in str(info.value)

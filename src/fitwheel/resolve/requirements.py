@@ -1,29 +1,50 @@
 """What the user asked for: requirement strings, local wheel paths, local source trees and sdist
 files (built into wheels before resolution), requirement/constraint files.
 
-Requirement files take pip's core syntax: one PEP 508 requirement per line, ``#`` comments,
-backslash continuations, ``-r``/``--requirement`` and ``-c``/``--constraint`` (relative to the
-file), and per-requirement ``--hash=algo:digest`` options. fitwheel adds one per-requirement
-option, ``--variant=LABEL``: install that variant of the project (what ``fitwheel freeze``
-writes for a variant install, so that ``fitwheel install -r`` reproduces it).
+Requirements files are read as pip reads them (:mod:`fitwheel.resolve.reqfile`); fitwheel adds
+one per-requirement option, ``--variant=LABEL``: install that variant of the project (what
+``fitwheel freeze`` writes for a variant install, so that ``fitwheel install -r`` reproduces
+it). What the install acts on becomes a :class:`UserRequirement`; the rest of what a file or
+the command line may say (file options, archive URLs, version-control URLs, editable installs
+with extras or from a repository, ``--config-settings``) is kept in :attr:`UserInput.options`
+and :attr:`UserInput.pending`, and :func:`unsupported` says why each is not acted on yet.
 """
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.utils import NormalizedName
 
 from fitwheel._values import Frozen
-from fitwheel.errors import InputError
+from fitwheel.resolve.reqfile import (
+    FileOptions,
+    Reader,
+    RequirementLine,
+    RequirementsReader,
+    command_line_requirement,
+    read_local,
+)
+from fitwheel.resolve.reqforms import (
+    ARCHIVE_SUFFIXES,
+    LocalPath,
+    Named,
+    RequirementError,
+    Url,
+    file_url_path,
+)
 from fitwheel.variants.names import canonicalize_name
 
-
-class RequirementError(InputError):
-    pass
+__all__ = [
+    "RequirementError",
+    "UserInput",
+    "UserRequirement",
+    "collect",
+    "unsupported",
+]
 
 
 class UserRequirement(Frozen):
@@ -78,7 +99,7 @@ class UserRequirement(Frozen):
 
 
 class UserInput:
-    __slots__ = ("constraints", "files", "requirements")
+    __slots__ = ("constraints", "files", "options", "pending", "requirements")
 
     def __init__(
         self,
@@ -89,163 +110,152 @@ class UserInput:
         self.constraints: list[UserRequirement] = [] if constraints is None else constraints
         #: the requirements and constraints files read, in order (nested ones included)
         self.files: list[str] = []
+        #: the options the requirements files set
+        self.options = FileOptions()
+        #: requirements (and constraints) read but not acted on yet: see :func:`unsupported`
+        self.pending: list[RequirementLine] = []
 
 
-def _looks_like_wheel(text: str) -> bool:
-    if "@" in text or "://" in text or ";" in text:
-        return False
-    return text.endswith(".whl") and ("/" in text or Path(text).exists())
+def _project_folder(path: Path, origin: str) -> None:
+    if not path.is_dir():
+        raise RequirementError(f"{origin}: {path} is not a folder or a file that exists.")
+    if not any((path / f).is_file() for f in ("pyproject.toml", "setup.py")):
+        raise RequirementError(
+            f"{origin}: {path} is a folder without pyproject.toml or setup.py, so it "
+            "is not a Python project to build."
+        )
 
 
-def _local_source(text: str, base: Path | None) -> Path | None:
-    """The source tree or sdist file a requirement names by path (None: not a path)."""
-    if "@" in text or "://" in text or ";" in text:
-        return None
-    from fitwheel.variants.filenames import is_sdist_filename
+def _local(line: RequirementLine, path: Path) -> UserRequirement:
+    """A local wheel, sdist or project folder (a ``.tar.gz`` or ``.zip`` sdist)."""
+    from fitwheel.variants.errors import VariantError
+    from fitwheel.variants.filenames import SDIST_SUFFIXES, SdistFilename, WheelFilename
 
-    pathlike = text.startswith((".", "/", "~")) or "/" in text or is_sdist_filename(text)
-    if not pathlike:
-        return None
-    path = Path(text).expanduser()
-    if base is not None and not path.is_absolute():
-        path = base / path
-    if path.is_dir() or (is_sdist_filename(path.name) and (path.is_file() or "/" in text)):
-        return path
-    return None
-
-
-def parse_line(text: str, origin: str, base: Path | None = None) -> UserRequirement:
-    """One requirement (``name[extra]>=1; marker``, optional ``--hash``es and ``--variant``, or
-    a wheel path)."""
-    import re
-
-    parts = re.split(r"\s+--(?=(?:hash|variant)\b)", text)
-    spec = parts[0].strip()
-    hashes: dict[str, set[str]] = {}
-    variant: str | None = None
-    for item in parts[1:]:
-        if item.startswith("variant"):
-            label = item[len("variant") :].strip().lstrip("=").strip()
-            if not label or " " in label:
-                raise RequirementError(
-                    f"{origin}: --variant must look like --variant=LABEL, not {item!r}."
-                )
-            variant = label
-            continue
-        item = item[len("hash") :]
-        value = item.strip().lstrip("=").strip()
-        algo, sep, digest = value.partition(":")
-        if not sep or not digest:
-            raise RequirementError(
-                f"{origin}: --hash must look like sha256:HEXDIGEST, not {value!r}."
-            )
-        hashes.setdefault(algo.lower(), set()).add(digest.lower())
-    frozen = {k: frozenset(v) for k, v in hashes.items()}
-    if _looks_like_wheel(spec):
-        path = Path(spec)
-        if base is not None and not path.is_absolute():
-            path = base / path
+    origin = line.origin
+    lower = path.name.lower()
+    if lower.endswith(".whl"):
         if not path.is_file():
             raise RequirementError(f"{origin}: the wheel {path} does not exist.")
-        from fitwheel.variants.filenames import WheelFilename
-
         wheel = WheelFilename.parse(path.name)
         req = Requirement(f"{wheel.name}=={wheel.version}")
-        return UserRequirement(req, frozen, path.resolve(), origin, variant)
-    source = _local_source(spec, base)
-    if source is not None:
-        if source.is_dir():
-            if not any((source / f).is_file() for f in ("pyproject.toml", "setup.py")):
-                raise RequirementError(
-                    f"{origin}: {source} is a folder without pyproject.toml or setup.py, so it "
-                    "is not a Python project to build."
-                )
-            placeholder = Requirement("local-source")
-        else:
-            if not source.is_file():
-                raise RequirementError(
-                    f"{origin}: the source distribution {source} does not exist."
-                )
-            from fitwheel.variants.errors import VariantError
-            from fitwheel.variants.filenames import SdistFilename
-
-            try:
-                parsed = SdistFilename.parse(source.name)
-            except VariantError as exc:
-                raise RequirementError(f"{origin}: {exc}") from None
-            placeholder = Requirement(f"{parsed.name}=={parsed.version}")
-        return UserRequirement(placeholder, frozen, None, origin, source_path=source.resolve())
-    try:
-        req = Requirement(spec)
-    except InvalidRequirement as exc:
-        raise RequirementError(f"{origin}: {spec!r} is not a valid requirement: {exc}.") from exc
-    if req.url:
-        raise RequirementError(
-            f"{origin}: {spec!r} is a direct URL requirement; fitwheel installs from indexes, "
-            "find-links folders and local wheel paths."
-        )
-    return UserRequirement(req, frozen, None, origin, variant)
+        return UserRequirement(req, line.hashes, path.resolve(), origin, line.variant)
+    if lower.endswith(SDIST_SUFFIXES):
+        if not path.is_file():
+            raise RequirementError(f"{origin}: the source distribution {path} does not exist.")
+        try:
+            parsed = SdistFilename.parse(path.name)
+        except VariantError as exc:
+            raise RequirementError(f"{origin}: {exc}") from None
+        placeholder = Requirement(f"{parsed.name}=={parsed.version}")
+        return UserRequirement(placeholder, line.hashes, None, origin, source_path=path.resolve())
+    _project_folder(path, origin)
+    return UserRequirement(
+        Requirement("local-source"),
+        line.hashes,
+        None,
+        origin,
+        source_path=path.resolve(),
+        editable=line.editable,
+    )
 
 
-def _logical_lines(text: str) -> Iterable[tuple[int, str]]:
-    pending = ""
-    start = 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw
-        if not pending:
-            start = number
-        if line.rstrip().endswith("\\"):
-            pending += line.rstrip()[:-1] + " "
-            continue
-        line = pending + line
-        pending = ""
-        if line.lstrip().startswith("#"):
-            continue
-        line = line.split(" #", 1)[0].strip()
-        if line:
-            yield start, line
-    if pending.strip():
-        yield start, pending.strip()
+def _acted_on(line: RequirementLine) -> UserRequirement | None:
+    """The requirement the install acts on, or None where it does not act on this form yet."""
+    form = line.form
+    if line.config_settings:
+        return None
+    if isinstance(form, Named):
+        return UserRequirement(form.requirement, line.hashes, None, line.origin, line.variant)
+    if isinstance(form, Url) and form.is_file:
+        form = LocalPath(file_url_path(form.url), form.name, form.extras, form.marker)
+    if not isinstance(form, LocalPath) or form.extras or form.marker is not None:
+        return None
+    from fitwheel.variants.filenames import SDIST_SUFFIXES
 
-
-def read_file(
-    path: Path, into: UserInput, *, constraint: bool = False, seen: set[Path] | None = None
-) -> None:
-    seen = set() if seen is None else seen
-    resolved = path.resolve()
-    if resolved in seen:
-        return
-    seen.add(resolved)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RequirementError(
-            f"cannot read the requirements file {path}: {exc.strerror}."
-        ) from exc
-    into.files.append(str(path))
-    for number, line in _logical_lines(text):
-        origin = f"{path}:{number}"
-        if line.startswith("-"):
-            words = shlex.split(line)
-            option, _, inline = words[0].partition("=")
-            value = inline or (words[1] if len(words) > 1 else "")
-            if option in ("-r", "--requirement", "-c", "--constraint"):
-                if not value:
-                    raise RequirementError(f"{origin}: {option} needs a file name.")
-                nested = path.parent / value
-                read_file(
-                    nested,
-                    into,
-                    constraint=constraint or option in ("-c", "--constraint"),
-                    seen=seen,
-                )
-                continue
+    lower = form.path.name.lower()
+    if lower.endswith(".whl") or lower.endswith(SDIST_SUFFIXES):
+        if line.editable:
+            return None
+        item = _local(line, form.path)
+        if form.name is not None and canonicalize_name(form.name) != item.name:
             raise RequirementError(
-                f"{origin}: the option {option} is not supported in requirement files; pass index "
-                "options on the command line."
+                f"{line.origin}: {form.path.name} is a file of {item.name}, not of {form.name}."
             )
-        req = parse_line(line, origin, path.parent)
-        (into.constraints if constraint else into.requirements).append(req)
+        return item
+    if not form.path.is_dir() and lower.endswith(ARCHIVE_SUFFIXES):
+        # archives pip reads that fitwheel does not build from
+        return None
+    return _local(line, form.path)
+
+
+def _reason(line: RequirementLine) -> str:
+    """Why the install does not act on ``line`` yet."""
+    from fitwheel.resolve.reqforms import Vcs
+
+    form = line.form
+    where = f"{line.origin}: {line.text}"
+    if line.config_settings:
+        return (
+            f"{where}: --config-settings is not passed to build backends yet; build the "
+            "project into a wheel and name the wheel."
+        )
+    if isinstance(form, Vcs):
+        return (
+            f"{where}: installing from a {form.vcs} repository is not supported yet; clone it "
+            "and name the project's folder."
+        )
+    if isinstance(form, Url):
+        return (
+            f"{where}: installing from an archive URL is not supported yet; download it and "
+            "name the file, or put its folder in --find-links."
+        )
+    assert isinstance(form, LocalPath)
+    if line.editable and form.extras:
+        return f"{where}: an editable install with extras is not supported yet; drop the extras."
+    if line.editable:
+        return f"{where}: an editable install takes a project folder, not an archive."
+    if form.extras or form.marker is not None:
+        return (
+            f"{where}: extras and markers on a local path are not supported yet; name the "
+            "path alone."
+        )
+    return f"{where}: fitwheel builds sdists from .tar.gz and .zip archives only."
+
+
+#: file options the command line takes too
+_ON_COMMAND_LINE = frozenset(
+    {
+        "--index-url",
+        "--extra-index-url",
+        "--no-index",
+        "--find-links",
+        "--pre",
+        "--only-binary",
+        "--no-binary",
+        "--trusted-host",
+        "--require-hashes",
+    }
+)
+
+
+def unsupported(user: UserInput) -> list[str]:
+    """Why each file option and requirement in ``user`` that the install does not act on yet
+    is not acted on (empty when there is none)."""
+    out: list[str] = []
+    for option, value in user.options.given():
+        shown = option if value.value == option else f"{option} {value.value}"
+        if option in _ON_COMMAND_LINE:
+            out.append(
+                f"{value.origin}: {shown}: options in requirements files are not applied yet; "
+                f"pass {shown} on the command line instead."
+            )
+        else:
+            out.append(
+                f"{value.origin}: {shown}: fitwheel has no counterpart to this pip option; "
+                "remove the line."
+            )
+    out += [_reason(line) for line in user.pending]
+    return out
 
 
 def collect(
@@ -253,34 +263,48 @@ def collect(
     files: Iterable[str] = (),
     constraint_files: Iterable[str] = (),
     editables: Iterable[str] = (),
+    *,
+    read: Reader = read_local,
+    env: Mapping[str, str] | None = None,
+    allow_pending: bool = False,
 ) -> UserInput:
+    """What the command line and the requirements files ask for. ``read`` reads requirements
+    files (by path or URL), ``env`` expands ``${NAME}`` in them (``os.environ`` by default).
+    Unless ``allow_pending``, anything the install does not act on yet is refused, with the
+    reasons :func:`unsupported` gives."""
     out = UserInput()
+    lines: list[RequirementLine] = []
+    cwd = Path.cwd()
     for text in requirements:
-        out.requirements.append(parse_line(text, "command line", Path.cwd()))
+        lines.append(command_line_requirement(text, "command line", cwd))
     for text in editables:
-        item = parse_line(text, "command line (-e)", Path.cwd())
-        if item.source_path is None or not item.source_path.is_dir():
+        line = command_line_requirement(text, "command line (-e)", cwd, editable=True)
+        form = line.form
+        if isinstance(form, LocalPath) and not form.path.is_dir():
             raise RequirementError(
                 f"-e {text}: an editable install needs a local project folder (with "
                 "pyproject.toml or setup.py)."
             )
-        out.requirements.append(
-            UserRequirement(
-                item.requirement,
-                item.hashes,
-                None,
-                item.origin,
-                source_path=item.source_path,
-                editable=True,
-            )
-        )
+        lines.append(line)
+    reader = RequirementsReader(read, os.environ if env is None else env)
     for name in files:
-        read_file(Path(name), out)
+        reader.parse(name)
     for name in constraint_files:
-        read_file(Path(name), out, constraint=True)
-    for item in out.constraints:
-        if item.requirement.extras or item.wheel_path is not None or item.source_path is not None:
+        reader.parse(name, constraint=True)
+    out.files = reader.files
+    out.options = reader.options
+    for line in [*lines, *reader.lines]:
+        if line.constraint and (not isinstance(line.form, Named) or line.form.requirement.extras):
             raise RequirementError(
-                f"{item.origin}: a constraint names a version range only, not extras or files."
+                f"{line.origin}: a constraint names a version range only, not extras or files."
             )
+        item = _acted_on(line)
+        if item is None:
+            out.pending.append(line)
+        else:
+            (out.constraints if line.constraint else out.requirements).append(item)
+    if not allow_pending:
+        reasons = unsupported(out)
+        if reasons:
+            raise RequirementError("\n".join(reasons))
     return out
