@@ -12,6 +12,7 @@ import signal
 import sys
 from pathlib import Path
 
+from fitwheel.cli._reporting import ConsoleReporter
 from fitwheel.install.cache.unpacked import UnpackedCache
 from fitwheel.install.env.interpreter import inspect_environment
 from fitwheel.install.place.core import WheelToInstall, install_wheels
@@ -43,7 +44,7 @@ def main() -> None:
         env,
         items,
         commit_hook=hook,
-        notice=sys.stdout,
+        reporter=ConsoleReporter(sys.stdout),
         unpacked=UnpackedCache(Path(cache)) if cache else None,
         link_mode="hardlink",
     )

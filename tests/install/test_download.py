@@ -6,6 +6,7 @@ import pytest
 from fitwheel.index.http import HttpError, Session
 from fitwheel.install.fetch.download import Downloader, DownloadItem
 from fitwheel.integrity import HashMismatchError
+from fitwheel.reporter import Reporter
 from tests.kit import make_wheel, serve, sha256_of
 
 
@@ -29,9 +30,12 @@ def test_parallel_downloads_land_in_the_cache_and_are_reused(tmp_path: Path, fil
     with serve(files) as (url, state):
         downloader = Downloader(Session(retries=0, env={}), tmp_path / "cache", jobs=3)
         seen: dict[str, int] = {}
-        done = downloader.fetch_all(
-            items(files, url), lambda name, n: seen.update({name: seen.get(name, 0) + n})
-        )
+
+        class Counting(Reporter):
+            def progress(self, what: str, advance: int, total: int | None = None) -> None:
+                seen[what] = seen.get(what, 0) + advance
+
+        done = downloader.fetch_all(items(files, url), Counting())
         assert [d.item.filename for d in done] == sorted(p.name for p in files.glob("*.whl"))
         for d in done:
             assert d.path.read_bytes() == (files / d.item.filename).read_bytes()

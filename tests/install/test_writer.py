@@ -5,7 +5,6 @@ folder on every exit."""
 
 import os
 import subprocess
-import warnings
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from fitwheel.install.env.interpreter import inspect_environment
 from fitwheel.install.env.recovery import state_dir
 from fitwheel.install.place.core import InstallError, WheelToInstall, install_wheels
 from fitwheel.install.place.transaction import Operation
+from fitwheel.reporter import Reporter
 from tests.kit import make_wheel, sha256_of, snapshot
 from tests.wheel.hostile_zip import DIST_INFO, Entry, record_hash, write_zip
 
@@ -134,15 +134,13 @@ def test_an_interrupt_while_unpacking_leaves_no_private_entry(
     env = inspect_environment(str(venv), {})
     seen: list[Path] = []
 
-    def interrupt(*_args: object, **_kwargs: object) -> None:
-        seen.extend(state_dir(venv).glob("txn-*/unpacked/0"))
-        raise KeyboardInterrupt
+    class Interrupting(Reporter):
+        def warning(self, message: str) -> None:
+            seen.extend(state_dir(venv).glob("txn-*/unpacked/0"))
+            raise KeyboardInterrupt
 
-    monkeypatch.setattr(warnings, "showwarning", interrupt)
-    with warnings.catch_warnings():
-        warnings.simplefilter("always")
-        with pytest.raises(KeyboardInterrupt):
-            install_wheels(env, [WheelToInstall.from_path(wheel)])
+    with pytest.raises(KeyboardInterrupt):
+        install_wheels(env, [WheelToInstall.from_path(wheel)], reporter=Interrupting())
     assert seen, "the wheel was being unpacked inside the transaction folder"
     assert _state(venv) == []
     assert not (Path(env.scheme["purelib"]) / "ghosted").exists()

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         request = SyncRequest(jobs=args.jobs, cert=sources.cert, cache_dir=sources.cache_dir)
         layout = CacheLayout(cache_root(request.cache_dir, request.env))
         todo = [SyncedFile(p, w, "install") for p, w in files]
-        return [done.path for done in fetch_files(request, lock, todo, layout, None)]
+        return [done.path for done in fetch_files(request, lock, todo, layout)]
 
     path, count = bundle(
         lock, hosts, Path(args.output), fetch=fetch, allow_fallback=args.allow_fallback

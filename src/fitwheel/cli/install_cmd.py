@@ -6,11 +6,10 @@ Option names follow pip's. Heavy modules (resolver, HTTP, rich) are imported ins
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fitwheel.errors import UsageError
 
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from fitwheel.install.workflow import InstallOutcome
     from fitwheel.options import PlacementOptions
     from fitwheel.platform.profile import Profile
+    from fitwheel.reporter import Reporter
     from fitwheel.variants.ordering import Target
 
 HELP = "Install packages, choosing the variant that fits."
@@ -150,25 +150,6 @@ def _target(
     return resolved.target.replace(environment=None), resolved.profile, resolved.description
 
 
-def _progress() -> tuple[Any, Any]:
-    """A rich progress bar on a terminal; nothing otherwise."""
-    if not sys.stderr.isatty():
-        return None, None
-    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
-
-    bar = Progress(
-        *Progress.get_default_columns()[:2], DownloadColumn(), TransferSpeedColumn(), transient=True
-    )
-    tasks: dict[str, Any] = {}
-
-    def advance(filename: str, size: int) -> None:
-        if filename not in tasks:
-            tasks[filename] = bar.add_task(filename, total=None)
-        bar.advance(tasks[filename], size)
-
-    return bar, advance
-
-
 def _summary(
     rows: list[tuple[str, str, str | None, str]], installed: InstallResult | None, dry_run: bool
 ) -> list[str]:
@@ -240,7 +221,9 @@ def _recall(
     )
 
 
-def _replayed(args: argparse.Namespace, recall: Recall, placement: PlacementOptions) -> bool:
+def _replayed(
+    args: argparse.Namespace, recall: Recall, placement: PlacementOptions, reporter: Reporter
+) -> bool:
     """Install what a valid record says, and print as a full install would; False: none."""
     replayed = recall.replay(
         dry_run=args.dry_run,
@@ -248,12 +231,12 @@ def _replayed(args: argparse.Namespace, recall: Recall, placement: PlacementOpti
         allow_overwrite=placement.allow_overwrite,
         break_system_packages=placement.break_system_packages,
         compile_bytecode=placement.compile_bytecode,
-        notice=None if args.quiet else sys.stderr,
+        reporter=reporter,
     )
     if replayed is None:
         return False
     for warning in replayed.record.warnings:
-        print(f"fitwheel: warning: {warning}", file=sys.stderr)
+        reporter.warning(warning)
     if not args.quiet:
         rows = [(p.name, p.version, p.label, p.action) for p in replayed.record.plan]
         for line in _summary(rows, replayed.installed, args.dry_run):
@@ -269,8 +252,28 @@ def run(args: argparse.Namespace) -> int:
         args, options.torch.backend == "auto", options.sources.cache_dir
     )
     recall = _recall(args, options, target, profile)
-    if recall is not None and _replayed(args, recall, options.placement):
-        return 0
+    from fitwheel.cli._reporting import reporter_for
+
+    reporter = reporter_for(args)
+    try:
+        if recall is not None and _replayed(args, recall, options.placement, reporter):
+            return 0
+        outcome = _install(args, options, recall, target, profile, reporter)
+    finally:
+        reporter.close()
+    _show(args, outcome, profile, description)
+    return 0
+
+
+def _install(
+    args: argparse.Namespace,
+    options: _Options,
+    recall: Recall | None,
+    target: Target | None,
+    profile: Profile | None,
+    reporter: Reporter,
+) -> InstallOutcome:
+    """The full install: resolve, fetch, build and place (and keep it for a replay)."""
     from fitwheel.install.workflow import InstallRequest, run_install
 
     request = InstallRequest(
@@ -286,28 +289,21 @@ def run(args: argparse.Namespace) -> int:
         torch=options.torch,
         remember=recall is not None,
     )
-    bar, advance = _progress() if not args.quiet else (None, None)
-    notice = None if args.quiet else sys.stderr
-    with bar if bar is not None else contextlib.nullcontext():
-        outcome = run_install(
-            request, target=target, profile=profile, progress=advance, notice=notice
-        )
+    outcome = run_install(request, target=target, profile=profile, reporter=reporter)
     if recall is not None:
         if outcome.installed is not None and recall.recovered:
             outcome.installed.notes[:0] = recall.recovered
         recall.keep(outcome)
-    _show(args, outcome, profile, description)
-    return 0
+    return outcome
 
 
 def _show(
     args: argparse.Namespace, outcome: InstallOutcome, profile: Profile | None, description: str
 ) -> None:
-    """The warnings, ``--explain``, ``--report``, the summary and ``--verify``."""
+    """``--explain``, ``--report``, the summary and ``--verify`` (the warnings were given
+    while the install ran)."""
     from fitwheel.install.report import explain_lines, report_json
 
-    for warning in outcome.warnings:
-        print(f"fitwheel: warning: {warning}", file=sys.stderr)
     if args.explain:
         if outcome.router is not None:
             print("\n".join(outcome.router.explain_lines()))

@@ -180,9 +180,13 @@ def entry() -> None:
 
 
 def _warnings_as_notices() -> None:
-    """Warnings that fitwheel's layers raise (a lenient check that let something pass) reach
-    the user as one line each, without Python's file and line."""
+    """A library's warning (fitwheel's own layers warn through their reporter) reaches the
+    user as the reporter's warning line, without Python's file and line."""
     import warnings  # already loaded by the interpreter at start-up
+
+    from fitwheel.cli._reporting import ConsoleReporter
+
+    console = ConsoleReporter()
 
     def show(
         message: Warning | str,
@@ -192,7 +196,7 @@ def _warnings_as_notices() -> None:
         file: object = None,
         line: str | None = None,
     ) -> None:
-        print(f"fitwheel: warning: {message}", file=sys.stderr)
+        console.warning(str(message))
 
     warnings.showwarning = show
 

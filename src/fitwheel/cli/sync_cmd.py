@@ -137,9 +137,13 @@ def run(args: argparse.Namespace) -> int:
     )
     env = host_environment(request)
     host = host_for(args, env, sources.cache_dir)
-    outcome = run_sync(
-        request, lock, host, environment=env, notice=None if args.quiet else sys.stderr
-    )
+    from fitwheel.cli._reporting import reporter_for
+
+    reporter = reporter_for(args)  # progress bars while the locked files download
+    try:
+        outcome = run_sync(request, lock, host, environment=env, reporter=reporter)
+    finally:
+        reporter.close()
     if args.explain:
         root = sysroot_of(args)
         what = (

@@ -93,6 +93,10 @@ def run(args: argparse.Namespace) -> int:
             "system package manager owns (PEP 668): remove them with that package manager."
         )
 
+    from fitwheel.cli._reporting import reporter_for
+
+    reporter = reporter_for(args)
+
     def confirm(removals: list[Removal]) -> bool:
         return _ask(removals, env, args.quiet)
 
@@ -100,12 +104,12 @@ def run(args: argparse.Namespace) -> int:
         env,
         names,
         confirm=None if args.yes else confirm,
-        notice=None if args.quiet else sys.stderr,
+        reporter=reporter,
     )
     for note in result.notes:
         print(f"fitwheel: {note}", file=sys.stderr)
     for name in result.not_installed:
-        print(f"fitwheel: warning: skipping {name}: it is not installed", file=sys.stderr)
+        reporter.warning(f"skipping {name}: it is not installed")
     if result.cancelled:
         print("Nothing was removed.")
         return 0

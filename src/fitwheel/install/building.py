@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from fitwheel.errors import FitwheelError
 from fitwheel.install.fetch.download import Downloaded, DownloadItem
 from fitwheel.integrity import HashRequiredError
+from fitwheel.reporter import Reporter
 from fitwheel.resolve.requirements import UserInput, UserRequirement
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ class SourceBuilds:
         build_timeout: float | None,
         building: frozenset[str],
         require_hashes: bool,
-        notice: TextIO | None,
+        reporter: Reporter,
     ) -> None:
         self.layout = layout
         self.env = env
@@ -56,7 +57,7 @@ class SourceBuilds:
         #: the projects whose build environment this install fills (a cycle guard)
         self.building = building
         self.require_hashes = require_hashes
-        self.notice = notice
+        self.reporter = reporter
         self._builder: SourceBuilder | None = None
         #: a wheel built from a local source tree or sdist file -> (that path, its key)
         self.origins: dict[Path, tuple[Path, str]] = {}
@@ -80,12 +81,9 @@ class SourceBuilds:
                 install_requirements=self._install_requirements,
                 env=self.environ,
                 timeout=self.build_timeout or DEFAULT_BUILD_TIMEOUT,
-                notice=self._say if self.notice is not None else None,
+                reporter=self.reporter,
             )
         return self._builder
-
-    def _say(self, line: str) -> None:
-        print(f"fitwheel: {line}", file=self.notice)
 
     def _guard(self, cand: Candidate) -> str:
         what = f"{cand.name} {cand.version} ({cand.link.filename})"
@@ -101,8 +99,9 @@ class SourceBuilds:
         return what
 
     def _install_requirements(self, python: Path, requirements: Sequence[str], what: str) -> None:
-        if self.notice is not None:
-            self._say(f"installing the build requirements of {what}: {', '.join(requirements)}")
+        self.reporter.notice(
+            f"fitwheel: installing the build requirements of {what}: {', '.join(requirements)}"
+        )
         try:
             self._install(python, requirements, what.split(" ", 1)[0])
         except FitwheelError as exc:
@@ -123,7 +122,7 @@ class SourceBuilds:
         done = self._downloads.get(key)
         if done is None:
             item = DownloadItem(cand.link.filename, cand.link.url, wanted)
-            done = self.fetcher.downloader.fetch(item, self.fetcher.progress)
+            done = self.fetcher.downloader.fetch(item, self.fetcher.reporter)
             self._downloads[key] = done
         return done
 

@@ -4,7 +4,7 @@ they read, the target environment, the indexes and the caches, in one
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from fitwheel.index.config import IndexConfig
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from fitwheel.install.fetch.fetcher import Fetcher
     from fitwheel.options import PlacementOptions, ResolutionOptions, SourceOptions
     from fitwheel.platform.profile import Profile
+    from fitwheel.reporter import Recorder
     from fitwheel.resolve.candidates import CandidateSource
     from fitwheel.resolve.requirements import UserInput
     from fitwheel.torchbackend.routing import Router
@@ -47,8 +48,8 @@ class InstallContext:
         "env",
         "envs",
         "fetcher",
-        "notice",
         "profile",
+        "reporter",
         "request",
         "router",
         "session",
@@ -71,7 +72,7 @@ class InstallContext:
         fetcher: Fetcher,
         sources: SourceBuilds,
         router: Router | None,
-        notice: TextIO | None,
+        reporter: Recorder,
     ) -> None:
         self.request = request
         self.env = env
@@ -86,4 +87,6 @@ class InstallContext:
         self.fetcher = fetcher
         self.sources = sources
         self.router = router
-        self.notice = notice
+        #: what the stages tell the user; the warnings are kept for the outcome (and a
+        #: remembered install)
+        self.reporter = reporter

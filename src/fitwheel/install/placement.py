@@ -69,7 +69,7 @@ def place_stage(
         compile_bytecode=request.placement.compile_bytecode,
         unpacked=ctx.fetcher.unpacked,
         link_mode=request.placement.link_mode,
-        notice=ctx.notice,
+        reporter=ctx.reporter.inner,  # what placing says is not kept for a replay
         lock=False,
         allow_overwrite=request.placement.allow_overwrite,
     )

@@ -5,7 +5,7 @@ apply the ``--hash`` policy, and gather the warnings about what was chosen."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
@@ -71,9 +71,9 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
     outcome = InstallOutcome(env, ctx.config, resolution, planned, None)
     if request.remember:
         _remember(outcome, ctx, installed_before, user_hashes)
-    outcome.warnings += resolution.invalid
+    _warn(ctx, resolution.invalid)
     outcome.router = ctx.router
-    outcome.warnings += resolution_warnings(resolution, ctx.source, request.sources.index_strategy)
+    _warn(ctx, resolution_warnings(resolution, ctx.source, request.sources.index_strategy))
     return outcome, user_hashes
 
 
@@ -190,6 +190,11 @@ def _remember(
         outcome.remember_blocked = "built from source"
 
 
+def _warn(ctx: InstallContext, lines: Iterable[str]) -> None:
+    for line in lines:
+        ctx.reporter.warning(line)
+
+
 def resolution_warnings(
     resolution: Resolution, source: CandidateSource, index_strategy: str
 ) -> list[str]:
@@ -227,10 +232,11 @@ def add_torch_warnings(outcome: InstallOutcome, ctx: InstallContext) -> None:
     router, profile = ctx.router, ctx.profile
     if profile is None and router is None:
         return
-    outcome.warnings += _backend_warnings(router)
+    _warn(ctx, _backend_warnings(router))
     torch = ctx.request.torch
     extra = torch.extra_projects if torch is not None else ()
     _add_gpu_builds(outcome, ctx.source.options.target, profile, router, extra)
+    _warn(ctx, outcome.gpu_builds)
 
 
 def _backend_warnings(router: Router | None) -> list[str]:
@@ -300,4 +306,3 @@ def _add_gpu_builds(
         return choice.backend
 
     outcome.gpu_builds = gpu_build_warnings(resolution.pins, projects, profile, size_of, fitting)
-    outcome.warnings += outcome.gpu_builds

@@ -52,6 +52,7 @@ import sys
 import time
 
 from fitwheel.fs import atomic_write
+from fitwheel.reporter import SILENT, Reporter
 
 # ``typing`` stays unimported on the remembered path. Type checkers treat a name spelled
 # TYPE_CHECKING as theirs.
@@ -505,7 +506,7 @@ class Recall:
         allow_overwrite: bool,
         break_system_packages: bool,
         compile_bytecode: bool = False,
-        notice: Any = None,
+        reporter: Reporter = SILENT,
     ) -> Replayed | None:
         """Install what the valid record says (nothing with ``dry_run``); None: no valid
         record, or one the full path must handle (it also names the problem)."""
@@ -522,7 +523,7 @@ class Recall:
                 return None if record is None else Replayed(record, None)
             from fitwheel.install.env.session import EnvironmentSession
 
-            with EnvironmentSession(notice=notice) as session:
+            with EnvironmentSession(reporter=reporter) as session:
                 self.recovered = session.hold(env)
                 record = self._valid(unpacked, installing=True)
                 if record is None:
@@ -554,7 +555,7 @@ class Recall:
                         unpacked=unpacked,
                         compile_bytecode=compile_bytecode,
                         link_mode=link_mode,
-                        notice=notice,
+                        reporter=reporter,
                         lock=False,
                         allow_overwrite=allow_overwrite,
                     )

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from fitwheel.errors import FitwheelError
 from fitwheel.index.config import IndexConfig, PipSettings, load_index_config, load_pip_settings
@@ -39,6 +39,7 @@ from fitwheel.install.planning import add_torch_warnings, plan_stage
 from fitwheel.options import PlacementOptions, ResolutionOptions, SourceOptions
 from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.platform.profile import Profile
+from fitwheel.reporter import SILENT, Recorder, Reporter
 from fitwheel.resolve.candidates import CandidateSource, Options
 from fitwheel.resolve.requirements import UserInput, collect
 from fitwheel.variants.names import canonicalize_name
@@ -122,14 +123,15 @@ def run_install(
     *,
     target: Target | None,
     profile: Profile | None,
-    progress: Callable[[str, int], None] | None = None,
-    notice: TextIO | None = None,
+    reporter: Reporter = SILENT,
 ) -> InstallOutcome:
+    """Install what ``request`` asks for; what there is to say while it works goes to
+    ``reporter`` (notices, warnings, download progress)."""
     # SIGTERM and SIGINT: every cleanup and rollback runs; --no-cache: a temporary cache
-    with EnvironmentSession(notice=notice) as envs:
+    with EnvironmentSession(reporter=reporter) as envs:
         no_cache = request.sources.no_cache
         root = envs.temp_dir("fitwheel-cache-") if no_cache else cache_dir(request)
-        return _run_install(request, root, target, profile, progress, notice)
+        return _run_install(request, root, target, profile, reporter)
 
 
 def _check_configured_files(settings: PipSettings) -> None:
@@ -149,8 +151,7 @@ def _run_install(
     root: Path,
     target: Target | None,
     profile: Profile | None,
-    progress: Callable[[str, int], None] | None,
-    notice: TextIO | None,
+    reporter: Reporter,
 ) -> InstallOutcome:
     layout = CacheLayout(root)
     env = inspect_environment(request.python, request.env, cache_dir=layout.envs)
@@ -178,7 +179,7 @@ def _run_install(
         fetcher = Fetcher(
             session,
             layout,
-            progress,
+            reporter,
             jobs=request.placement.jobs,
             verify=request.resolution.force_reinstall,
         )
@@ -187,11 +188,11 @@ def _run_install(
         stack.push(
             lambda kind, *_: fetcher.close(wait=kind is not None or request.sources.no_cache)
         )
-        sources = _source_builds(request, env, layout, fetcher, target, profile, notice)
+        sources = _source_builds(request, env, layout, fetcher, target, profile, reporter)
         stack.callback(sources.close)
         user = build_local_sources(user, sources)
         return _run_locked(
-            request, env, layout, session, user, target, profile, notice, fetcher, sources
+            request, env, layout, session, user, target, profile, reporter, fetcher, sources
         )
 
 
@@ -203,14 +204,14 @@ def _run_locked(
     user: UserInput,
     target: Target | None,
     profile: Profile | None,
-    notice: TextIO | None,
+    reporter: Reporter,
     fetcher: Fetcher,
     sources: SourceBuilds,
 ) -> InstallOutcome:
     config, source, router = _candidate_source(request, env, session, user, target, profile)
     # Hold the environment from the moment its contents are read until the install is done,
     # so that two installs at once cannot both plan against the same old state.
-    with EnvironmentSession(notice=notice) as envs:
+    with EnvironmentSession(reporter=reporter) as envs:
         if request.dry_run:
             envs.look_at(env)
         else:
@@ -227,13 +228,15 @@ def _run_locked(
             fetcher=fetcher,
             sources=sources,
             router=router,
-            notice=notice,
+            reporter=Recorder(reporter),
         )
         outcome = _stages(ctx)
         if outcome.installed is not None:
             outcome.installed.notes[:0] = envs.recovered
-        else:
-            outcome.warnings += envs.recovered
+        else:  # nothing installed: what recovery did is a warning
+            for line in envs.recovered:
+                ctx.reporter.warning(line)
+        outcome.warnings = ctx.reporter.warnings
         return outcome
 
 
@@ -301,7 +304,7 @@ def _source_builds(
     fetcher: Fetcher,
     target: Target | None,
     profile: Profile | None,
-    notice: TextIO | None,
+    reporter: Reporter,
 ) -> SourceBuilds:
     """Source builds whose build environments a nested install fills, with this request's
     indexes, caches and format options."""
@@ -323,7 +326,7 @@ def _source_builds(
             env=request.env,
             building=request.building | {canonicalize_name(name)},
         )
-        _run_install(nested, layout.root, target, profile, None, None)
+        _run_install(nested, layout.root, target, profile, SILENT)
 
     return SourceBuilds(
         layout,
@@ -334,7 +337,7 @@ def _source_builds(
         build_timeout=request.resolution.build_timeout,
         building=request.building,
         require_hashes=request.resolution.require_hashes,
-        notice=notice,
+        reporter=reporter,
     )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
 
 from fitwheel.errors import FitwheelError, InputError, InstallationError, NetworkError
 from fitwheel.install.cache.unpacked import UnpackedCache
@@ -25,6 +24,7 @@ from fitwheel.install.place.transaction import Operation
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel
 from fitwheel.lock.selection import Host, Selection, select
 from fitwheel.paths import CacheLayout, cache_root
+from fitwheel.reporter import SILENT, Reporter
 from fitwheel.variants.names import canonicalize_name
 
 TYPE_CHECKING = False
@@ -175,8 +175,7 @@ def run_sync(
     host: Host,
     *,
     environment: TargetEnvironment | None = None,
-    progress: Callable[[str, int], None] | None = None,
-    notice: TextIO | None = None,
+    reporter: Reporter = SILENT,
     commit_hook: Callable[[Operation], None] | None = None,
 ) -> SyncOutcome:
     env = environment if environment is not None else host_environment(request)
@@ -188,7 +187,7 @@ def run_sync(
         )
     selection = select(lock, host, allow_fallback=request.allow_fallback)
     layout = CacheLayout(cache_root(request.cache_dir, request.env))
-    with EnvironmentSession(notice=notice) as session:
+    with EnvironmentSession(reporter=reporter) as session:
         if request.dry_run:
             session.look_at(env)
         else:
@@ -217,8 +216,8 @@ def run_sync(
         if not todo and not removed:
             outcome.installed = InstallResult([], [], notes)
             return outcome
-        fetched = fetch_files(request, lock, todo, layout, progress)
-        unpacked = UnpackedCache(layout.unpacked)
+        fetched = fetch_files(request, lock, todo, layout, reporter)
+        unpacked = UnpackedCache(layout.unpacked, reporter=reporter)
         wheels = [
             WheelToInstall(
                 done.path,
@@ -234,7 +233,7 @@ def run_sync(
             wheels,
             unpacked=unpacked,
             link_mode=request.link_mode,
-            notice=notice,
+            reporter=reporter,
             lock=False,
             remove=removed,
             commit_hook=commit_hook,
@@ -257,7 +256,7 @@ def fetch_files(
     lock: Lock,
     todo: Sequence[SyncedFile],
     layout: CacheLayout,
-    progress: Callable[[str, int], None] | None,
+    reporter: Reporter = SILENT,
 ) -> list[Downloaded]:
     from fitwheel.index.findlinks import local_path
 
@@ -300,7 +299,7 @@ def fetch_files(
     downloader = Downloader(session, layout.wheels, jobs=request.jobs)
     by_url = {item.url: f for item, f in zip(items, todo, strict=True)}
     try:
-        return downloader.fetch_all(items, progress)
+        return downloader.fetch_all(items, reporter)
     except FitwheelError as exc:
         entry = _entry_named(str(exc), by_url)
         raise NetworkError(

@@ -28,6 +28,7 @@ from packaging.tags import Tag
 
 from fitwheel.errors import BuildError, FitwheelError
 from fitwheel.fs import atomic_write, locked
+from fitwheel.reporter import SILENT, Reporter
 from fitwheel.sdist.backend import Backend, BuildSystem, read_build_system
 
 #: ``install_requirements(python, requirements, why)``: install ``requirements`` into the
@@ -62,7 +63,7 @@ class SourceBuilder:
         install_requirements: InstallInto,
         env: Mapping[str, str],
         timeout: float = DEFAULT_BUILD_TIMEOUT,
-        notice: Callable[[str], None] | None = None,
+        reporter: Reporter = SILENT,
     ) -> None:
         self.built = built
         self.python = python
@@ -70,7 +71,8 @@ class SourceBuilder:
         self.install_requirements = install_requirements
         self.env = env
         self.timeout = timeout
-        self.notice = notice
+        #: says when a wheel is built
+        self.reporter = reporter
         self._work: Path | None = None
         self._prepared: dict[str, _Prepared] = {}
         self._lock = threading.Lock()
@@ -161,8 +163,7 @@ class SourceBuilder:
                 prepared = self._prepare(sdist, sha256, what)
                 out = self._scratch(sha256) / "dist"
                 out.mkdir(parents=True, exist_ok=True)
-                if self.notice is not None:
-                    self.notice(f"building a wheel for {what}")
+                self.reporter.notice(f"fitwheel: building a wheel for {what}")
                 wheel = prepared.backend.build_wheel(out, metadata=prepared.metadata_dir)
                 if not wheel.is_file() or not wheel.name.endswith(".whl"):
                     raise BuildError(
@@ -189,8 +190,7 @@ class SourceBuilder:
             prepared = self._prepare(tree, key + "-editable", what, editable=True)
             out = self._scratch(key) / "editable"
             out.mkdir(parents=True, exist_ok=True)
-            if self.notice is not None:
-                self.notice(f"building an editable wheel for {what}")
+            self.reporter.notice(f"fitwheel: building an editable wheel for {what}")
             wheel = prepared.backend.build_wheel(out, editable=True)
             if not wheel.is_file() or not wheel.name.endswith(".whl"):
                 raise BuildError(

@@ -44,6 +44,7 @@ from fitwheel.install.cache.layout import (
     UnpackError,
     read_members,
 )
+from fitwheel.reporter import SILENT, Reporter
 from fitwheel.wheel.record import b64
 
 if TYPE_CHECKING:
@@ -67,9 +68,11 @@ class UnpackedCache:
     lock is not free at once (others are using the entry), the fresh copy is used privately
     by this process and removed by :meth:`close`."""
 
-    def __init__(self, root: Path, *, verify: bool = False) -> None:
+    def __init__(self, root: Path, *, verify: bool = False, reporter: Reporter = SILENT) -> None:
         self.root = root
         self.verify = verify
+        #: where a lenient check that let a wheel through is said
+        self.reporter = reporter
         # one process often asks twice (unpack after download, then install): load once
         self._loaded: dict[str, UnpackedWheel] = {}
         self._held: dict[str, locked] = {}
@@ -159,7 +162,7 @@ class UnpackedCache:
         folder = self.folder(sha256)
         try:
             try:
-                fresh = unpack_entry(wheel, tmp)
+                fresh = unpack_entry(wheel, tmp, self.reporter)
             except OSError as exc:
                 full = storage_error(
                     exc,
@@ -232,14 +235,14 @@ class UnpackedCache:
         return None if read is None else UnpackedWheel(folder, data, read)
 
 
-def unpack_entry(wheel: Path, folder: Path) -> UnpackedWheel:
+def unpack_entry(wheel: Path, folder: Path, reporter: Reporter = SILENT) -> UnpackedWheel:
     """Unpack ``wheel`` into ``folder`` (made already, empty or holding the files a
     :class:`~fitwheel.install.cache.precreate.Precreator` created) as an entry: every member checked
     against RECORD as it is written, the manifest written beside the files. The cache's entries
     are made this way, and so are the private entries of wheels installed without the cache."""
     from fitwheel.install.cache.unpacking import unpack
 
-    manifest = unpack(wheel, folder)
+    manifest = unpack(wheel, folder, reporter)
     (folder / MANIFEST).write_text(json.dumps(manifest.to_json()))
     # just written, each member checked against RECORD as it was
     read = _read_dist_info(folder, manifest.dist_info_dir, None)

@@ -25,6 +25,7 @@ from fitwheel.install.cache.layout import (
     UnpackError,
     layout,
 )
+from fitwheel.reporter import SILENT, Reporter
 from fitwheel.threads import run_threads
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.wheel.archive import (
@@ -206,19 +207,17 @@ def _extract_all(archive: WheelArchive, members: list[_Member], wheel: str) -> l
     return digests
 
 
-def unpack(wheel: Path, folder: Path) -> CachedLayout:
+def unpack(wheel: Path, folder: Path, reporter: Reporter = SILENT) -> CachedLayout:
     """Extract ``wheel`` into ``folder``, checking every member against RECORD on the way (one
     pass over the content). The archive is opened by the one wheel reader, which refuses
     unsafe names, overlapping members, disagreeing headers and zip bombs before anything is
     written; RECORD follows the rules of :mod:`fitwheel.wheel.record` (install's one leniency,
-    a row for a file the archive lacks, is warned about)."""
-    import warnings
-
+    a row for a file the archive lacks, is a warning to ``reporter``)."""
     name = WheelFilename.parse(wheel.name)
     with WheelArchive(wheel) as archive:
         record = archive.record()
         for problem in archive.check_record_coverage(record, strict=False):
-            warnings.warn(f"{wheel.name}: {problem}", stacklevel=2)
+            reporter.warning(f"{wheel.name}: {problem}")
         dist_info = archive.dist_info
         base = str(folder / "files") + os.sep
         skip = unlisted(dist_info)

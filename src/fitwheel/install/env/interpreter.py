@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fitwheel._values import Frozen
 from fitwheel.errors import InstallationError
 from fitwheel.fs import atomic_write
+from fitwheel.reporter import SILENT, Reporter
 from fitwheel.variants.names import canonicalize_name
 
 if TYPE_CHECKING:
@@ -144,8 +145,11 @@ class TargetEnvironment(Frozen):
     def python_version(self) -> str:
         return ".".join(str(p) for p in self.version)
 
-    def installed(self) -> dict[NormalizedName, importlib_metadata.Distribution]:
-        """Installed distributions by canonical name (the first found on the path wins)."""
+    def installed(
+        self, *, reporter: Reporter = SILENT
+    ) -> dict[NormalizedName, importlib_metadata.Distribution]:
+        """Installed distributions by canonical name (the first found on the path wins); a
+        record that cannot be read is skipped with a warning to ``reporter``."""
         if not self._has_metadata_folders():
             return {}  # nothing installed: no need to load the metadata reader
         from importlib import metadata as importlib_metadata
@@ -156,12 +160,8 @@ class TargetEnvironment(Frozen):
                 name = dist.metadata["Name"]
             except (UnicodeDecodeError, OSError) as exc:
                 # one bad folder must not stop the work on the rest (see install.inventory)
-                import warnings
-
                 folder = getattr(dist, "_path", "a .dist-info folder")
-                warnings.warn(
-                    f"{folder}: skipped, its METADATA cannot be read ({exc})", stacklevel=2
-                )
+                reporter.warning(f"{folder}: skipped, its METADATA cannot be read ({exc})")
                 continue
             if name and canonicalize_name(name) not in found:
                 found[canonicalize_name(name)] = dist

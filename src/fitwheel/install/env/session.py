@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 from fitwheel.install.env.lock import environment_lock
 from fitwheel.install.env.recovery import recovered_while_held
 from fitwheel.install.env.signals import deferred, interruptible
+from fitwheel.reporter import SILENT, Reporter
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
     from pathlib import Path
     from types import TracebackType
-    from typing import TextIO
 
     from packaging.utils import NormalizedName
 
@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 class EnvironmentSession:
     """Use as a context manager; :meth:`hold` an environment to write it."""
 
-    def __init__(self, *, notice: TextIO | None = None) -> None:
-        #: where "waiting for another fitwheel process" is said (None: nowhere)
-        self.notice = notice
+    def __init__(self, *, reporter: Reporter = SILENT) -> None:
+        #: where "waiting for another fitwheel process" and unreadable records are said
+        self.reporter = reporter
         self._stack = contextlib.ExitStack()
         self.env: TargetEnvironment | None = None
         #: what recovering the held environment did, one line per transaction, for the user
@@ -68,7 +68,7 @@ class EnvironmentSession:
         the session ends, and recover what a killed process left behind; returns what that
         did (also in :attr:`recovered`)."""
         self.look_at(env)
-        self._stack.enter_context(environment_lock(env.prefix, notice=self.notice))
+        self._stack.enter_context(environment_lock(env.prefix, reporter=self.reporter))
         self.recovered = self._stack.enter_context(
             recovered_while_held(env.prefix, env.scheme.values())
         )
@@ -81,7 +81,7 @@ class EnvironmentSession:
     def installed(self) -> dict[NormalizedName, Distribution]:
         """The installed distributions by name (read once, before anything is written)."""
         if self._installed is None:
-            self._installed = self._env().installed()
+            self._installed = self._env().installed(reporter=self.reporter)
         return self._installed
 
     def inventory(self) -> Inventory:

@@ -28,6 +28,7 @@ from fitwheel.index.auth import redact
 from fitwheel.index.findlinks import local_path
 from fitwheel.integrity import Hashes, HashMismatchError, Verifier
 from fitwheel.paths import CacheLayout, cached_wheel
+from fitwheel.reporter import SILENT, Reporter
 
 if TYPE_CHECKING:
     # the HTTP stack (urllib3, ssl) loads only where something is downloaded
@@ -201,20 +202,20 @@ class Downloader:
     def _submit(
         self,
         item: DownloadItem,
-        progress: Callable[[str, int], None] | None,
+        reporter: Reporter,
         then: Callable[[Downloaded], object] | None,
     ) -> Future[Downloaded]:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=max(1, self.jobs))
-        return self._pool.submit(self._one, item, progress, then)
+        return self._pool.submit(self._one, item, reporter, then)
 
     def _one(
         self,
         item: DownloadItem,
-        progress: Callable[[str, int], None] | None,
+        reporter: Reporter,
         then: Callable[[Downloaded], object] | None,
     ) -> Downloaded:
-        done = self.fetch(item, progress)
+        done = self.fetch(item, reporter)
         if then is not None:
             then(done)
         return done
@@ -222,14 +223,14 @@ class Downloader:
     def start(
         self,
         item: DownloadItem,
-        progress: Callable[[str, int], None] | None = None,
+        reporter: Reporter = SILENT,
         then: Callable[[Downloaded], object] | None = None,
     ) -> None:
         """Begin fetching ``item`` (then running ``then`` on it) in the background, unless
         that was begun already. Errors wait for :meth:`fetch_all`, which reports them only for
         items it is asked for."""
         if item.url not in self._started:
-            self._started[item.url] = (item, self._submit(item, progress, then))
+            self._started[item.url] = (item, self._submit(item, reporter, then))
 
     def close(self, *, wait: bool = False) -> None:
         """Stop the downloads not begun yet; those under way finish on their own (``wait``:
@@ -241,9 +242,7 @@ class Downloader:
     def _cached(self, sha256: str, filename: str) -> Path:
         return Path(cached_wheel(self.cache_dir, sha256, filename))
 
-    def fetch(
-        self, item: DownloadItem, progress: Callable[[str, int], None] | None = None
-    ) -> Downloaded:
+    def fetch(self, item: DownloadItem, reporter: Reporter = SILENT) -> Downloaded:
         local = local_path(item.url)
         if local is not None:
             return Downloaded(item, local, _verify_file(local, item.verifier(str(local))), True)
@@ -258,8 +257,7 @@ class Downloader:
         tmp_dir.mkdir(parents=True, exist_ok=True)
 
         def report(size: int) -> None:
-            if progress is not None:
-                progress(item.filename, size)
+            reporter.progress(item.filename, size)
 
         # one partial file per URL, so that an interrupted download resumes where it stopped
         part = tmp_dir / (hashlib.sha256(item.url.encode()).hexdigest()[:32] + ".part")
@@ -329,7 +327,7 @@ class Downloader:
     def fetch_all(
         self,
         items: Sequence[DownloadItem],
-        progress: Callable[[str, int], None] | None = None,
+        reporter: Reporter = SILENT,
         then: Callable[[Downloaded], object] | None = None,
     ) -> list[Downloaded]:
         """Every item, in order; the first failure cancels the rest and is raised.
@@ -337,14 +335,14 @@ class Downloader:
         ``then`` runs on each file as soon as it is there (say, unpacking it while the others
         still download). Items begun by :meth:`start` are not fetched again."""
         if len(items) <= 1 and not self._started:
-            return [self._one(item, progress, then) for item in items]
+            return [self._one(item, reporter, then) for item in items]
         futures = []
         for item in items:
             begun = self._started.get(item.url)
             if begun is not None and begun[0] == item:
                 futures.append(begun[1])
             else:
-                futures.append(self._submit(item, progress, then))
+                futures.append(self._submit(item, reporter, then))
         try:
             return [f.result() for f in futures]
         except BaseException:

@@ -4,11 +4,12 @@ it is there (while the others still download); some start while the resolver is 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from fitwheel.install.cache.unpacked import UnpackedCache
 from fitwheel.install.fetch.download import Downloaded, Downloader, DownloadItem
+from fitwheel.reporter import Reporter
 
 if TYPE_CHECKING:
     from fitwheel.index.http import Session
@@ -25,13 +26,13 @@ class Fetcher:
         self,
         session: Session,
         layout: CacheLayout,
-        progress: Callable[[str, int], None] | None,
+        reporter: Reporter,
         *,
         jobs: int,
         verify: bool,
     ) -> None:
-        self.unpacked = UnpackedCache(layout.unpacked, verify=verify)
-        self.progress = progress
+        self.unpacked = UnpackedCache(layout.unpacked, verify=verify, reporter=reporter)
+        self.reporter = reporter
         self.downloader = Downloader(
             session,
             layout.wheels,
@@ -59,10 +60,10 @@ class Fetcher:
             cand.link.url,
             {a: frozenset({h}) for a, h in cand.link.hashes.items()},
         )
-        self.downloader.start(item, self.progress, self._unpack)
+        self.downloader.start(item, self.reporter, self._unpack)
 
     def fetch_all(self, items: Sequence[DownloadItem]) -> list[Downloaded]:
-        return self.downloader.fetch_all(items, self.progress, then=self._unpack)
+        return self.downloader.fetch_all(items, self.reporter, then=self._unpack)
 
     def close(self, *, wait: bool = False) -> None:
         self.downloader.close(wait=wait)

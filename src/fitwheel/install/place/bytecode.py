@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 import posixpath
-import warnings
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from fitwheel import proc
 from fitwheel.fs import atomic_write
+from fitwheel.reporter import SILENT, Reporter
 from fitwheel.wheel.record import record_line
 
 #: how long the compiler may run for one install, in seconds (every module of every wheel)
@@ -65,11 +65,15 @@ class ToCompile(NamedTuple):
 
 
 def compile_installed(
-    python: str, dists: Sequence[ToCompile], *, timeout: float = COMPILE_TIMEOUT
+    python: str,
+    dists: Sequence[ToCompile],
+    *,
+    timeout: float = COMPILE_TIMEOUT,
+    reporter: Reporter = SILENT,
 ) -> None:
     """Compile the modules of ``dists`` with ``python`` (at most ``timeout`` seconds for all of
     them) and list the byte-code written in each one's RECORD; every problem is a warning (see
-    the module's text)."""
+    the module's text), said to ``reporter``."""
     paths: list[str] = []
     index: dict[str, int] = {}
     for dist in dists:
@@ -79,7 +83,7 @@ def compile_installed(
                 paths.append(final)
     if not paths:
         return
-    done = _run(python, paths, timeout)
+    done = _run(python, paths, timeout, reporter)
     compiled = {} if done is None else _compiled(done.stdout, len(paths))
     incomplete: list[str] = []
     for dist in dists:
@@ -94,10 +98,10 @@ def compile_installed(
         if lines:
             atomic_write(dist.record, _with_lines(dist.content, lines))
     if done is not None and not done.ok:
-        _warn_failed(python, done, incomplete, timeout)
+        reporter.warning(_failure(python, done, incomplete, timeout))
 
 
-def _run(python: str, paths: list[str], timeout: float) -> proc.Finished | None:
+def _run(python: str, paths: list[str], timeout: float, reporter: Reporter) -> proc.Finished | None:
     try:
         return proc.run(
             [python, "-I", "-c", _COMPILE],
@@ -106,10 +110,9 @@ def _run(python: str, paths: list[str], timeout: float) -> proc.Finished | None:
             limit=proc.OUTPUT_LIMIT + _LINE_ROOM * len(paths),
         )
     except OSError as exc:
-        warnings.warn(
+        reporter.warning(
             f"cannot byte-compile the installed modules: {python} does not run ({exc}); the "
-            "install stands, and Python compiles each module when it is first imported",
-            stacklevel=3,
+            "install stands, and Python compiles each module when it is first imported"
         )
         return None
 
@@ -132,16 +135,15 @@ def _with_lines(content: bytes, lines: list[str]) -> bytes:
     return content[:cut] + "".join(lines).encode("utf-8") + content[cut:]
 
 
-def _warn_failed(python: str, done: proc.Finished, incomplete: list[str], timeout: float) -> None:
+def _failure(python: str, done: proc.Finished, incomplete: list[str], timeout: float) -> str:
     names = ", ".join(incomplete) if incomplete else "the installed distributions"
     if done.timed_out:
         why = f"did not finish within its time bound of {timeout:g} s and was stopped"
     else:
         tail = done.text(stream="stderr").strip().splitlines()[-1:] or ["no message"]
         why = f"failed (exit code {done.returncode}: {tail[0]})"
-    warnings.warn(
+    return (
         f"byte-compiling {names} with {python} {why}; the install stands, its RECORD lists the "
         "byte-code that was written, and Python compiles the other modules when they are first "
-        "imported",
-        stacklevel=3,
+        "imported"
     )

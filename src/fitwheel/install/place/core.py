@@ -20,7 +20,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from fitwheel.errors import InstallationError, InvalidWheelError
 from fitwheel.fs import storage_error
@@ -35,6 +35,7 @@ from fitwheel.install.place.linked import CachedWheelPlan, LinkPlanError, plan_c
 from fitwheel.install.place.resolved import Resolved, check_unpacked
 from fitwheel.install.place.transaction import LinkGroup, Operation, Transaction
 from fitwheel.install.place.uninstall import owned_files
+from fitwheel.reporter import SILENT, Reporter
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.names import canonicalize_name
@@ -130,7 +131,7 @@ def install_wheels(
     compile_bytecode: bool = False,
     unpacked: UnpackedCache | None = None,
     link_mode: str = "copy",
-    notice: TextIO | None = None,
+    reporter: Reporter = SILENT,
     lock: bool = True,
     commit_hook: Callable[[Operation], None] | None = None,
     allow_overwrite: bool = False,
@@ -147,7 +148,7 @@ def install_wheels(
     RECORD lists it); the environment's own files never are. ``compile_bytecode``: the installed
     modules are byte-compiled once the install has committed, within ``compile_timeout`` seconds
     (None: the default bound; see :mod:`fitwheel.install.place.bytecode`)."""
-    with EnvironmentSession(notice=notice) as envs:
+    with EnvironmentSession(reporter=reporter) as envs:
         # the caller's session holds the environment (and recovered it) unless ``lock``
         notes = envs.hold(env) if lock else []
         if unpacked is None or all(wheel.sha256 is None for wheel in wheels):
@@ -157,7 +158,7 @@ def install_wheels(
             txn = Transaction(env.prefix, link_mode=link_mode)
         try:
             plans, removed_names, clash_notes = _plan(
-                env, wheels, txn, unpacked, remove, allow_overwrite
+                env, wheels, txn, unpacked, remove, allow_overwrite, reporter
             )
             txn.commit(hook=commit_hook)
         except BaseException as exc:
@@ -172,7 +173,7 @@ def install_wheels(
             raise full from exc
         notes += clash_notes
         if compile_bytecode:
-            _compile(env, plans, compile_timeout)
+            _compile(env, plans, compile_timeout, reporter)
     return InstallResult(list(wheels), removed_names, notes)
 
 
@@ -187,6 +188,7 @@ def _plan(
     unpacked: UnpackedCache | None,
     remove: Sequence[str],
     allow_overwrite: bool,
+    reporter: Reporter,
 ) -> tuple[list[tuple[WheelToInstall, CachedWheelPlan]], list[str], list[str]]:
     """Plan the transaction: every wheel's files, and the files of the distributions it
     replaces or removes. Returns each wheel's plan, the distributions removed and the notes."""
@@ -197,7 +199,8 @@ def _plan(
     sources: _Sources = []
     plans: list[tuple[WheelToInstall, CachedWheelPlan]] = []
     for number, wheel in enumerate(wheels):
-        plan = _plan_wheel(env, wheel, unpacked, txn.folder / "unpacked" / str(number))
+        private = txn.folder / "unpacked" / str(number)
+        plan = _plan_wheel(env, wheel, unpacked, private, reporter)
         groups.extend(plan.groups)
         for final, content, executable in plan.written:
             placed[final] = txn.stage_bytes(content, executable=executable)
@@ -209,7 +212,7 @@ def _plan(
     names = [*replaced, *(canonicalize_name(n) for n in remove)]
     # reading every installed distribution costs more than installing a few small wheels: only
     # when one of these names may be among them
-    installed = env.installed() if env.maybe_installed(names) else {}
+    installed = env.installed(reporter=reporter) if env.maybe_installed(names) else {}
     for name in names:
         old = installed.get(name)
         if old is not None:
@@ -221,7 +224,7 @@ def _plan(
     clashes = [final for final in txn.replaced if final not in removed]
     if clashes:
         if not installed:
-            installed = env.installed()
+            installed = env.installed(reporter=reporter)
         notes = _check_owners(env, clashes, sources, installed, allow_overwrite)
     return plans, removed_names, notes
 
@@ -231,6 +234,7 @@ def _plan_wheel(
     wheel: WheelToInstall,
     unpacked: UnpackedCache | None,
     private: Path,
+    reporter: Reporter,
 ) -> CachedWheelPlan:
     """Where the files of ``wheel`` go, from its entry in ``unpacked`` (when its hash is
     known), else from a private entry unpacked into the folder ``private``."""
@@ -241,7 +245,7 @@ def _plan_wheel(
     if wheel.direct_url is not None:
         extra["direct_url.json"] = json.dumps(wheel.direct_url).encode()
     try:
-        entry = _entry(wheel, unpacked, private)
+        entry = _entry(wheel, unpacked, private, reporter)
         if not wheel.checked:
             # its members checked when unpacked; the archive is not read again
             check_unpacked(
@@ -259,17 +263,20 @@ def _plan_wheel(
         ) from exc
 
 
-def _entry(wheel: WheelToInstall, unpacked: UnpackedCache | None, private: Path) -> UnpackedWheel:
+def _entry(
+    wheel: WheelToInstall, unpacked: UnpackedCache | None, private: Path, reporter: Reporter
+) -> UnpackedWheel:
     if unpacked is not None and wheel.sha256 is not None:
         return unpacked.get(wheel.path, wheel.sha256)
     private.mkdir(parents=True)
-    return unpack_entry(wheel.path, private)
+    return unpack_entry(wheel.path, private, reporter)
 
 
 def _compile(
     env: TargetEnvironment,
     plans: list[tuple[WheelToInstall, CachedWheelPlan]],
     timeout: float | None,
+    reporter: Reporter,
 ) -> None:
     from fitwheel.install.place.bytecode import COMPILE_TIMEOUT, ToCompile, compile_installed
 
@@ -277,7 +284,8 @@ def _compile(
     for wheel, plan in plans:
         record, content = plan.record
         dists.append(ToCompile(f"{wheel.name} {wheel.version}", record, content, plan.modules()))
-    compile_installed(env.python, dists, timeout=COMPILE_TIMEOUT if timeout is None else timeout)
+    bound = COMPILE_TIMEOUT if timeout is None else timeout
+    compile_installed(env.python, dists, timeout=bound, reporter=reporter)
 
 
 def _storage(

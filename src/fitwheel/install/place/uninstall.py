@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from fitwheel.errors import InstallationError
+from fitwheel.reporter import SILENT, Reporter
 from fitwheel.wheel.record import RecordError, installed_paths
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def uninstall(
     names: Sequence[str],
     *,
     confirm: Callable[[list[Removal]], bool] | None = None,
-    notice: TextIO | None = None,
+    reporter: Reporter = SILENT,
     commit_hook: Callable[[Operation | None], None] | None = None,
 ) -> UninstallResult:
     """Remove the distributions ``names`` from ``env``, all of them or none.
@@ -124,7 +125,7 @@ def uninstall(
     from fitwheel.install.place.transaction import Transaction
     from fitwheel.variants.names import canonicalize_name
 
-    with EnvironmentSession(notice=notice) as session:
+    with EnvironmentSession(reporter=reporter) as session:
         notes = session.hold(env)
         inventory = session.inventory()
         removals: list[Removal] = []
