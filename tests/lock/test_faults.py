@@ -241,3 +241,51 @@ def test_sync_asks_the_server_for_the_locked_files_only(
     # not at all
     assert asked == locked
     assert builds(venv) == EXPECTED["h100"]
+
+
+def test_sync_on_a_terminal_shows_download_progress(
+    fleet: Fleet, venv: Path, server: tuple[str, dict[str, int]], tmp_path: Path
+) -> None:
+    """On a terminal, sync draws a progress bar per locked file it downloads (and takes it
+    down before the summary); the same sync with -q draws none."""
+    import pty
+
+    from tests.kit import clean_env
+    from tests.lock.conftest import FITWHEEL
+
+    url, _fail = server
+    lock = _lock(fleet, tmp_path, url)
+
+    def on_a_terminal(python: Path, *extra: str) -> tuple[int, bytes]:
+        main, child = pty.openpty()
+        args = [
+            *FITWHEEL, "sync", str(lock), "--python", str(python),
+            "--sysroot", str(fleet.machine("h100")), "--cache-dir", str(tmp_path / f"c{extra}"),
+            *extra,
+        ]  # fmt: skip
+        proc = subprocess.Popen(args, stdin=child, stdout=child, stderr=child, env=clean_env())
+        os.close(child)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        os.close(main)
+        return proc.wait(timeout=120), drawn
+
+    other = tmp_path / "other-venv"
+    subprocess.run(["cp", "-a", str(venv), str(other)], check=True)
+    code, drawn = on_a_terminal(venv)
+    assert code == 0, drawn.decode(errors="replace")
+    assert TORCH_CUDA.encode() in drawn  # the bar names the file it downloads
+    assert b"Installed" in drawn
+    code, quiet = on_a_terminal(other, "-q")
+    assert code == 0, quiet.decode(errors="replace")
+    assert TORCH_CUDA.encode() not in quiet
+    assert inspect_environment(str(other), {}).installed().keys() == (
+        inspect_environment(str(venv), {}).installed().keys()
+    )
