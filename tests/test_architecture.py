@@ -21,12 +21,24 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 PACKAGE = SRC / "fitwheel"
 
-#: the utilities every layer may import; they import only each other
+#: the utilities every layer may import (the package root only gives ``__version__``); they
+#: import only each other
 NEUTRAL = frozenset(
-    {"errors", "fs", "paths", "proc", "toml", "_values", "integrity", "reporter", "threads"}
+    {
+        "__init__",
+        "errors",
+        "fs",
+        "paths",
+        "proc",
+        "toml",
+        "_values",
+        "integrity",
+        "reporter",
+        "threads",
+    }
 )
-#: the entry points above every layer
-ENTRY = frozenset({"__main__", "__init__"})
+#: the entry point above every layer
+ENTRY = frozenset({"__main__"})
 
 
 def _module_name(path: Path) -> str:
