@@ -706,24 +706,3 @@ class WheelArchive:
             return check_coverage(record, self.file_sizes(), self.dist_info, strict=strict)
         except RecordError as exc:
             raise RecordMismatchError(self.path, str(exc)) from None
-
-
-def verify_wheel(path: str | os.PathLike[str], *, strict: bool = False) -> list[str]:
-    """Check the wheel at ``path`` whole, as unpacking checks it: its structure, RECORD's rules
-    and coverage, and every member's content against its RECORD hash. For wheels installed
-    without the unpacked-wheel cache (the PyPA ``installer`` library reads them after this).
-    Returns the warnings of the lenient coverage check (none when ``strict``)."""
-    with WheelArchive(path) as archive:
-        record = archive.record()
-        warnings = archive.check_record_coverage(record, strict=strict)
-        for member in archive.members:
-            entry = record.get(member.name)
-            if entry is None or entry.digest is None:
-                continue
-            digest = entry.hasher()
-            archive.inflate(member, digest.update)
-            if not entry.matches(digest):
-                raise RecordMismatchError(
-                    archive.path, f"member {member.name!r} does not match its RECORD hash"
-                )
-    return warnings
