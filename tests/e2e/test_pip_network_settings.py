@@ -114,6 +114,14 @@ def test_trusted_host_from_pip_conf_reaches_sync(https: str, tmp_path: Path, ven
     assert list((venv / "lib").glob("python*/site-packages/app-1.0.dist-info"))
 
 
+def test_trusted_host_flag_reaches_sync(https: str, tmp_path: Path, venv: Path) -> None:
+    """sync takes the shared source options: ``--trusted-host`` on its command line too."""
+    lock = _lock_of(https, tmp_path, "trusted-host = 127.0.0.1")
+    done = _run(tmp_path, [*_sync(lock, tmp_path, venv), "--trusted-host", "127.0.0.1"], None)
+    assert done.returncode == 0, done.stderr
+    assert list((venv / "lib").glob("python*/site-packages/app-1.0.dist-info"))
+
+
 @pytest.mark.parametrize("command", ["lock", "install"])
 def test_timeout_from_pip_conf_reaches_lock_and_install(
     command: str, site: Path, tmp_path: Path, venv: Path

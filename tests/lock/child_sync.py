@@ -12,6 +12,7 @@ from pathlib import Path
 from fitwheel.cli._lockhosts import host_for
 from fitwheel.lock.document import read_lock
 from fitwheel.lock.syncing import SyncRequest, host_environment, run_sync
+from fitwheel.options import SourceOptions
 
 
 def main() -> None:
@@ -24,7 +25,9 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         steps += 1
 
-    request = SyncRequest(python=venv, cache_dir=Path(cache), env={**os.environ})
+    request = SyncRequest(
+        python=venv, sources=SourceOptions(cache_dir=Path(cache)), env={**os.environ}
+    )
     env = host_environment(request)
     args = argparse.Namespace(
         profile=None,

@@ -78,11 +78,10 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, caching: bool = Fal
 def add_fetch_arguments(
     parser: argparse.ArgumentParser, group: argparse._ArgumentGroup | None = None
 ) -> None:
-    """The sources of a command that fetches locked files (``sync``, ``bundle``): a CA bundle
-    and the cache (pip's ``trusted-host``, ``timeout`` and ``retries`` apply as configured)."""
+    """The sources of a command that fetches locked files (``sync``, ``bundle``): trust, time
+    limits and the cache (over pip's ``cert``, ``trusted-host``, ``timeout`` and ``retries``)."""
     where = group if group is not None else parser.add_argument_group("where files come from")
-    where.add_argument("--cert", metavar="FILE", help="a CA bundle to trust for HTTPS")
-    where.add_argument("--cache-dir", metavar="DIR", help="where downloads are cached")
+    _add_network(where, cache_help="where downloads are cached")
     _fill_defaults(parser)
 
 

@@ -56,10 +56,11 @@ def run(args: argparse.Namespace) -> int:
 
     def fetch(lock: Lock, files: Sequence[tuple[LockedPackage, LockedWheel]]) -> list[Path]:
         from fitwheel.lock.syncing import SyncedFile, SyncRequest, fetch_files
+        from fitwheel.options import PlacementOptions
         from fitwheel.paths import CacheLayout, cache_root
 
-        request = SyncRequest(jobs=args.jobs, cert=sources.cert, cache_dir=sources.cache_dir)
-        layout = CacheLayout(cache_root(request.cache_dir, request.env))
+        request = SyncRequest(sources=sources, placement=PlacementOptions(jobs=args.jobs))
+        layout = CacheLayout(cache_root(sources.cache_dir, request.env))
         todo = [SyncedFile(p, w, "install") for p, w in files]
         return [done.path for done in fetch_files(request, lock, todo, layout)]
 

@@ -125,15 +125,9 @@ def run(args: argparse.Namespace) -> int:
         python=args.python,
         inexact=args.inexact,
         allow_fallback=args.allow_fallback,
-        find_links=sources.find_links,
-        index_url=sources.index_url,
-        offline=sources.offline,
         dry_run=args.dry_run,
-        jobs=placement.jobs,
-        link_mode=placement.link_mode,
-        break_system_packages=placement.break_system_packages,
-        cert=sources.cert,
-        cache_dir=sources.cache_dir,
+        sources=sources,
+        placement=placement,
     )
     env = host_environment(request)
     host = host_for(args, env, sources.cache_dir)

@@ -23,6 +23,7 @@ from fitwheel.install.place.core import InstallResult, WheelToInstall, install_w
 from fitwheel.install.place.transaction import Operation
 from fitwheel.lock.document import Lock, LockedPackage, LockedWheel
 from fitwheel.lock.selection import Host, Selection, select
+from fitwheel.options import PlacementOptions, SourceOptions
 from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.reporter import SILENT, Reporter
 from fitwheel.variants.names import canonicalize_name
@@ -37,36 +38,30 @@ KEPT = frozenset({"pip"})
 
 
 class SyncRequest:
+    """What ``sync`` (and ``bundle``'s downloads) ask for: the environment, the shared source
+    and placement records (:mod:`fitwheel.options`), and how exactly the lock is followed."""
+
     def __init__(
         self,
         *,
         python: str | None = None,
         inexact: bool = False,
         allow_fallback: bool = False,
-        find_links: Sequence[str] = (),
-        index_url: str | None = None,
-        offline: bool = False,
         dry_run: bool = False,
-        jobs: int = 4,
-        link_mode: str = "hardlink",
-        break_system_packages: bool = False,
-        cert: str | None = None,
+        sources: SourceOptions | None = None,
+        placement: PlacementOptions | None = None,
         env: Mapping[str, str] | None = None,
-        cache_dir: Path | None = None,
     ) -> None:
         self.python = python
         self.inexact = inexact
         self.allow_fallback = allow_fallback
-        self.find_links = find_links
-        self.index_url = index_url
-        self.offline = offline
         self.dry_run = dry_run
-        self.jobs = jobs
-        self.link_mode = link_mode
-        self.break_system_packages = break_system_packages
-        self.cert = cert
+        #: find-links, an index for files the lock names by name only, trust, time limits,
+        #: the cache and ``--offline``
+        self.sources = SourceOptions() if sources is None else sources
+        #: link mode, parallel downloads, PEP 668
+        self.placement = PlacementOptions() if placement is None else placement
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
-        self.cache_dir = cache_dir
 
 
 class SyncedFile:
@@ -100,7 +95,7 @@ class SyncOutcome:
 
 
 def host_environment(request: SyncRequest) -> TargetEnvironment:
-    layout = CacheLayout(cache_root(request.cache_dir, request.env))
+    layout = CacheLayout(cache_root(request.sources.cache_dir, request.env))
     return inspect_environment(request.python, request.env, cache_dir=layout.envs)
 
 
@@ -111,10 +106,10 @@ class _Locator:
         from fitwheel.index.findlinks import folder_links, local_path
 
         self.lock_dir = lock_dir
-        self.offline = request.offline
+        self.offline = request.sources.offline
         self.local: dict[str, Path] = {}
         self.remote_pages: list[str] = []
-        for location in request.find_links:
+        for location in request.sources.find_links:
             folder = local_path(location)
             if folder is not None:
                 if not folder.is_dir():
@@ -129,7 +124,7 @@ class _Locator:
                 raise InputError(f"--find-links {location} is not a local folder, and --offline.")
             else:
                 self.remote_pages.append(location)
-        self.index_url = request.index_url
+        self.index_url = request.sources.index_url
         if self.index_url and self.offline:
             raise InputError("--index-url and --offline contradict each other: drop one.")
         self._finder: Finder | None = None
@@ -179,14 +174,14 @@ def run_sync(
     commit_hook: Callable[[Operation], None] | None = None,
 ) -> SyncOutcome:
     env = environment if environment is not None else host_environment(request)
-    if env.externally_managed and not request.break_system_packages:
+    if env.externally_managed and not request.placement.break_system_packages:
         raise InstallationError(
             f"{env.python} belongs to the operating system's Python, whose packages the system "
             "package manager owns (PEP 668): create a virtual environment and pass --python "
             "VENV, or pass --break-system-packages to sync there anyway."
         )
     selection = select(lock, host, allow_fallback=request.allow_fallback)
-    layout = CacheLayout(cache_root(request.cache_dir, request.env))
+    layout = CacheLayout(cache_root(request.sources.cache_dir, request.env))
     with EnvironmentSession(reporter=reporter) as session:
         if request.dry_run:
             session.look_at(env)
@@ -232,7 +227,7 @@ def run_sync(
             env,
             wheels,
             unpacked=unpacked,
-            link_mode=request.link_mode,
+            link_mode=request.placement.link_mode,
             reporter=reporter,
             lock=False,
             remove=removed,
@@ -261,8 +256,10 @@ def fetch_files(
     from fitwheel.index.findlinks import local_path
 
     session: Session | None = None
-    remote = request.index_url or any(local_path(loc) is None for loc in request.find_links)
-    if not request.offline and (
+    remote = request.sources.index_url or any(
+        local_path(loc) is None for loc in request.sources.find_links
+    )
+    if not request.sources.offline and (
         remote
         or any(
             _cached(layout, f.wheel) is None
@@ -273,10 +270,8 @@ def fetch_files(
     ):
         # the HTTP stack loads only when something may have to be downloaded
         from fitwheel.index.session import open_session
-        from fitwheel.options import SourceOptions
 
-        sources = SourceOptions(cert=request.cert, cache_dir=request.cache_dir)
-        session = open_session(sources, request.env)
+        session = open_session(request.sources, request.env)
     locator = _Locator(Path(lock.source).resolve().parent, request)
     items = []
     for f in todo:
@@ -289,14 +284,14 @@ def fetch_files(
             url = locator.url_of(f.package, f.wheel, session)
         except FitwheelError as exc:
             raise NetworkError(f"{lock.source}: {exc}. Nothing was changed.") from None
-        if url.startswith(("http:", "https:")) and request.offline:
+        if url.startswith(("http:", "https:")) and request.sources.offline:
             raise InputError(
                 f"{lock.source}: {f.package.describe()}: {f.wheel.filename} would be fetched "
                 f"from {url}, but --offline is on. Nothing was changed."
             )
         f.source = url
         items.append(DownloadItem(f.wheel.filename, url, _hashes(f.wheel)))
-    downloader = Downloader(session, layout.wheels, jobs=request.jobs)
+    downloader = Downloader(session, layout.wheels, jobs=request.placement.jobs)
     by_url = {item.url: f for item, f in zip(items, todo, strict=True)}
     try:
         return downloader.fetch_all(items, reporter)
