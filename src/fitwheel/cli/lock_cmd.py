@@ -213,6 +213,8 @@ def run(args: argparse.Namespace) -> int:
     outcome = run_lock(request, targets, None if args.upgrade else previous)
     for warning in outcome.warnings:
         print(f"fitwheel: warning: {warning}", file=sys.stderr)
+    for line in () if args.quiet else outcome.notices:
+        print(f"fitwheel: {line}", file=sys.stderr)
     if args.explain:
         print("\n".join(explain_lines(outcome)))
     if args.report:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from packaging.version import InvalidVersion, Version
 
@@ -73,6 +73,7 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
         _remember(outcome, ctx, installed_before, user_hashes)
     outcome.warnings += resolution.invalid
     outcome.router = ctx.router
+    note_dropped(ctx.router, ctx.notice)
     outcome.warnings += resolution_warnings(resolution, ctx.source, request.sources.index_strategy)
     return outcome, user_hashes
 
@@ -228,9 +229,20 @@ def add_torch_warnings(outcome: InstallOutcome, ctx: InstallContext) -> None:
     if profile is None and router is None:
         return
     outcome.warnings += _backend_warnings(router)
+    if router is not None:
+        urls = {c.link.url for c in outcome.resolution.pins}
+        outcome.warnings += router.own_file_warnings(urls)
     torch = ctx.request.torch
     extra = torch.extra_projects if torch is not None else ()
     _add_gpu_builds(outcome, ctx.source.options.target, profile, router, extra)
+
+
+def note_dropped(router: Router | None, notice: TextIO | None) -> None:
+    """Tell of the find-links files the chosen torch backend ruled out."""
+    if router is None or notice is None:
+        return
+    for line in router.notices():
+        print(f"fitwheel: {line}", file=notice)
 
 
 def _backend_warnings(router: Router | None) -> list[str]:
