@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -185,43 +188,69 @@ def test_the_chosen_backends_build_and_pure_wheels_still_come_from_find_links(
     assert pins["filelock"]["version"] == "900.0"
     for name in ("torch", "torchvision", "filelock"):
         assert pins[name]["url"].startswith(folder.as_uri()), name
+        assert "torch_backend" not in pins[name]  # not from the backend index
     assert "dropped" not in run.err
 
 
+@pytest.mark.parametrize("form", ["path", "url"])
 def test_a_wheel_named_by_hand_is_installed_with_a_warning(
-    fitwheel: Any, tmp_path: Path, folder: Path
+    fitwheel: Any, tmp_path: Path, folder: Path, form: str
 ) -> None:
     own = make_wheel(tmp_path / "mine", "torch", "2.13.0+cpu", tag=LINUX_TAG)
-    run = fitwheel(str(own), "--report", "-", backend="cu130")
+    named = str(own) if form == "path" else f"torch @ {own.resolve().as_uri()}"
+    run = fitwheel(named, "--report", "-", backend="cu130")
     assert run.rc == 0, run.err
     torch = run.pins()["torch"]
     assert torch["version"] == "2.13.0+cpu"
     assert torch["url"] == own.resolve().as_uri()
+    assert "torch_backend" not in torch
     warning = next(line for line in run.err.splitlines() if line.startswith("fitwheel: warning:"))
     assert f"torch 2.13.0+cpu ({own.resolve()}) is the cpu build" in warning
     assert "the cu130 backend was chosen (from --torch-backend)" in warning
     assert "dropped" not in run.err
 
 
+def _lock(
+    tmp_path: Path, pip_config: Path, mirror: TorchMirror, url: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "fitwheel", "lock", *args, "-o", str(tmp_path / "pylock.toml")]
+    argv += ["--index-url", mirror.default_index(url), "--profile", H100]
+    argv += ["--torch-index-url", mirror.torch_index(url)]
+    argv += ["--cache-dir", str(tmp_path / "cache"), "--explain"]
+    env = clean_env(PIP_CONFIG_FILE=str(pip_config))
+    return subprocess.run(argv, capture_output=True, text=True, env=env)
+
+
 def test_lock_locks_the_chosen_backends_build(
     tmp_path: Path, folder: Path, pip_config: Path, mirror: TorchMirror, url: str
 ) -> None:
-    import subprocess
-    import sys
-    import tomllib
-
     make_wheel(folder, "torch", "2.13.0+cpu", tag=LINUX_TAG)
-    out = tmp_path / "pylock.toml"
-    argv = [sys.executable, "-m", "fitwheel", "lock", "torch", "-o", str(out)]
-    argv += ["--index-url", mirror.default_index(url), "--profile", H100]
-    argv += ["--torch-backend", "auto", "--torch-index-url", mirror.torch_index(url)]
-    argv += ["--cache-dir", str(tmp_path / "cache"), "--explain"]
-    env = clean_env(PIP_CONFIG_FILE=str(pip_config))
-    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    done = _lock(tmp_path, pip_config, mirror, url, "torch", "--torch-backend", "auto")
     assert done.returncode == 0, done.stderr
-    torch = next(p for p in tomllib.loads(out.read_text())["packages"] if p["name"] == "torch")
+    lock = tomllib.loads((tmp_path / "pylock.toml").read_text())
+    torch = next(p for p in lock["packages"] if p["name"] == "torch")
     assert torch["version"] == "2.10.0+cu130"
     assert torch["index"] == f"{mirror.torch_index(url)}/cu130/"
     assert "dropped, the cu130 backend was chosen" in done.stderr
-    assert f"torch 2.13.0+cpu in {folder}" in done.stderr
+    assert f"fitwheel: target h100: torch 2.13.0+cpu in {folder}: dropped" in done.stderr
     assert f"dropped torch-2.13.0+cpu-{LINUX_TAG}.whl from {folder}" in done.stdout
+
+
+def test_a_lock_that_only_another_backend_could_satisfy_says_what_was_dropped(
+    tmp_path: Path, folder: Path, pip_config: Path, mirror: TorchMirror, url: str
+) -> None:
+    make_wheel(folder, "torch", "2.13.0+cpu", tag=LINUX_TAG)
+    done = _lock(tmp_path, pip_config, mirror, url, "torch==2.13.0", "--torch-backend", "cu130")
+    assert done.returncode != 0
+    assert f"(torch 2.13.0+cpu in {folder}: dropped, the cu130 backend was chosen)" in (done.stderr)
+
+
+def test_a_version_only_another_backend_has_fails_and_says_what_was_dropped(
+    fitwheel: Any, folder: Path
+) -> None:
+    make_wheel(folder, "torch", "2.13.0+cpu", tag=LINUX_TAG)
+    run = fitwheel("torch==2.13.0", backend="cu130")
+    assert run.rc != 0
+    assert f"fitwheel: torch 2.13.0+cpu in {folder}: dropped, the cu130 backend was chosen" in (
+        run.err.splitlines()
+    )

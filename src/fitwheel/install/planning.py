@@ -59,7 +59,10 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
 
         installed_before = installed_state(env.site_dirs)
     installed = _versions(installed_dists)
-    resolution = _resolve(ctx, installed, early)
+    try:
+        resolution = _resolve(ctx, installed, early)
+    finally:
+        note_dropped(ctx.router, ctx.notice)  # what was left out, even when nothing fits
     user_hashes = hash_policy(request, user, resolution)
     planned = plan_actions(
         resolution,
@@ -73,7 +76,6 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
         _remember(outcome, ctx, installed_before, user_hashes)
     outcome.warnings += resolution.invalid
     outcome.router = ctx.router
-    note_dropped(ctx.router, ctx.notice)
     outcome.warnings += resolution_warnings(resolution, ctx.source, request.sources.index_strategy)
     return outcome, user_hashes
 

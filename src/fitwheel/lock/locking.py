@@ -249,7 +249,10 @@ def run_lock(
                 shared=shared,
             )
         except ResolutionError as exc:  # the torch backend route's failures included
-            raise ResolutionError(f"target {target.name} ({target.source}): {exc}") from None
+            dropped = "".join(f" ({line})" for line in router.notices()) if router else ""
+            raise ResolutionError(
+                f"target {target.name} ({target.source}): {exc}{dropped}"
+            ) from None
         resolutions.append(resolution)
         finders.append(finder)
         routers.append(router)

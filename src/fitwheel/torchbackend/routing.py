@@ -64,6 +64,8 @@ class Source:
     note: str = ""
     #: torch versions on the backend index dropped because their build does not run here
     dropped: dict[str, str] = field(default_factory=dict)
+    #: the URLs of the files the index gave (the find-links files beside them are not)
+    files: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +206,7 @@ class Router:
             source = Source("torch-backend", url, backend)
             if key == "torch" and self.settings.backend == "auto":
                 found = self._fitting(found, backend, source)
+            source.files = frozenset(link.url for link in found)
             self.sources[key] = source
             return found, url
 
@@ -216,21 +219,22 @@ class Router:
             if source is None or source.kind != "torch-backend" or source.backend is None:
                 return links
             backend = source.backend
-            kept = []
+            kept, own = [], []
             for link in links:
                 build = build_of(link.filename)
-                if build is None or build.fits(backend):
-                    kept.append(link)
-                elif local_path(link.url) in self.own_files:
-                    if build.backend is not None:
+                if local_path(link.url) in self.own_files:
+                    if build is not None and not build.fits(backend) and build.backend:
                         self.foreign_own[link.url] = (key, build)
+                    own.append(link)
+                elif build is None or build.fits(backend):
                     kept.append(link)
                 else:
                     where = link.origin or link.url
                     self.dropped.append(Dropped(key, link.filename, where, build, backend))
             if key == "torch" and self.settings.backend == "auto":
                 kept = self._fitting(kept, backend, source)
-            return kept
+            taken = {link.url for link in (*own, *kept)}
+            return [link for link in links if link.url in taken]
 
     # -- the choice ---------------------------------------------------------------------
     def _page(
@@ -435,6 +439,14 @@ class Router:
             else:
                 lines.append(f"  {key}: from your indexes ({src.note})")
         return lines
+
+    def index_backend(self, key: str, url: str) -> str | None:
+        """The backend whose index gave project ``key`` the file at ``url`` (None: the file
+        came from elsewhere, or ``key`` is not routed to a backend index)."""
+        source = self.sources.get(key)
+        if source is None or source.kind != "torch-backend" or url not in source.files:
+            return None
+        return source.backend
 
     def notices(self) -> list[str]:
         """One line per find-links file dropped for being another backend's build."""
