@@ -211,8 +211,13 @@ def run(args: argparse.Namespace) -> int:
         torch=_torch_settings(args, previous, output),
     )
     outcome = run_lock(request, targets, None if args.upgrade else previous)
+    from fitwheel.cli._reporting import reporter_for
+
+    reporter = reporter_for(args)
     for warning in outcome.warnings:
-        print(f"fitwheel: warning: {warning}", file=sys.stderr)
+        reporter.warning(warning)
+    for line in outcome.notices:
+        reporter.notice(f"fitwheel: {line}")
     if args.explain:
         print("\n".join(explain_lines(outcome)))
     if args.report:

@@ -2,7 +2,8 @@
 
 Indexes are searched in the order :meth:`IndexConfig.search_order` gives: those named on the
 command line before the configured ones, and within each the extra indexes (earlier ones first)
-before the main one, as uv does; find-links always count. Which indexes' files count for a
+before the main one, as uv does; find-links always count (a route may hold back some of them
+for the projects it routes: :class:`ProjectRoute`). Which indexes' files count for a
 project is the index strategy's choice (uv's names and meaning):
 
 - ``first-index`` (default): only the first index that has the project; a name that a private
@@ -47,9 +48,12 @@ FIND_LINKS_RANK = 1 << 30
 class ProjectRoute(Protocol):
     """Where some projects come from instead of the configured indexes (variant indexes, the
     torch backend index): ``links`` returns the project's links and the index they came from,
-    or None to search the configured indexes as usual. Find-links files are added either way."""
+    or None to search the configured indexes as usual. Find-links files are added either way:
+    for a project ``links`` routed, those ``local_files`` keeps."""
 
     def links(self, finder: Finder, key: str) -> tuple[list[Link], str] | None: ...
+
+    def local_files(self, key: str, links: list[Link]) -> list[Link]: ...
 
 
 def search_order(config: IndexConfig) -> tuple[str, ...]:
@@ -175,6 +179,8 @@ class Finder:
             if found and self.index_strategy == "first-index":
                 break
         local = self._find_links_files(key)
+        if routed is not None and self.route is not None:
+            local = self.route.local_files(key, local)
         for link in local:
             ranks.setdefault(link.url, FIND_LINKS_RANK)
         links += local

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from fitwheel.install.context import InstallContext, StageSettings
     from fitwheel.platform.profile import Profile
+    from fitwheel.reporter import Reporter
     from fitwheel.resolve.candidates import Candidate, CandidateSource
     from fitwheel.resolve.requirements import UserInput, UserRequirement
     from fitwheel.torchbackend.routing import Router
@@ -59,7 +60,10 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
 
         installed_before = installed_state(env.site_dirs)
     installed = _versions(installed_dists)
-    resolution = _resolve(ctx, installed, early)
+    try:
+        resolution = _resolve(ctx, installed, early)
+    finally:
+        note_dropped(ctx.router, ctx.reporter)  # what was left out, even when nothing fits
     user_hashes = hash_policy(request, user, resolution)
     planned = plan_actions(
         resolution,
@@ -233,10 +237,21 @@ def add_torch_warnings(outcome: InstallOutcome, ctx: InstallContext) -> None:
     if profile is None and router is None:
         return
     _warn(ctx, _backend_warnings(router))
+    if router is not None:
+        urls = {c.link.url for c in outcome.resolution.pins}
+        _warn(ctx, router.own_file_warnings(urls))
     torch = ctx.request.torch
     extra = torch.extra_projects if torch is not None else ()
     _add_gpu_builds(outcome, ctx.source.options.target, profile, router, extra)
     _warn(ctx, outcome.gpu_builds)
+
+
+def note_dropped(router: Router | None, reporter: Reporter) -> None:
+    """Tell of the find-links files the chosen torch backend ruled out."""
+    if router is None:
+        return
+    for line in router.notices():
+        reporter.notice(f"fitwheel: {line}")
 
 
 def _backend_warnings(router: Router | None) -> list[str]:

@@ -31,8 +31,9 @@ def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, A
         )
         router = outcome.router
         source = router.sources.get(cand.name) if router is not None else None
-        if source is not None and source.kind == "torch-backend":
-            entries[-1]["torch_backend"] = source.backend
+        backend = router.index_backend(cand.name, cand.link.url) if router is not None else None
+        if backend is not None:  # from the backend index (not a find-links file beside it)
+            entries[-1]["torch_backend"] = backend
         elif source is not None and source.kind == "variant-index":
             entries[-1]["variant_index"] = source.url
     env = outcome.environment

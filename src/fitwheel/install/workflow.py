@@ -367,4 +367,5 @@ def _router(
         tags=env.tags,
         torch_spec=spec,
         allow_fallback=request.resolution.allow_fallback,
+        own_files=[item.wheel_path for item in user.requirements if item.wheel_path is not None],
     )

@@ -104,6 +104,16 @@ class LockOutcome:
         #: per target: where its torch projects came from (None: no torch-backend setting)
         self.routers: Sequence[Router | None] = routers or [None] * len(targets)
 
+    @property
+    def notices(self) -> list[str]:
+        """The find-links files a target's torch backend ruled out, one line each."""
+        return [
+            f"target {target.name}: {line}"
+            for target, router in zip(self.targets, self.routers, strict=True)
+            if router is not None
+            for line in router.notices()
+        ]
+
 
 class _Shared:
     """What the targets' finders share: index pages by (index URL, project) and small files
@@ -239,7 +249,10 @@ def run_lock(
                 shared=shared,
             )
         except ResolutionError as exc:  # the torch backend route's failures included
-            raise ResolutionError(f"target {target.name} ({target.source}): {exc}") from None
+            dropped = "".join(f" ({line})" for line in router.notices()) if router else ""
+            raise ResolutionError(
+                f"target {target.name} ({target.source}): {exc}{dropped}"
+            ) from None
         resolutions.append(resolution)
         finders.append(finder)
         routers.append(router)

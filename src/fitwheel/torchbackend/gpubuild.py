@@ -15,9 +15,9 @@ from packaging.utils import NormalizedName
 
 from fitwheel.platform.profile import Profile
 from fitwheel.resolve.candidates import Candidate
+from fitwheel.torchbackend.builds import local_backend
+from fitwheel.torchbackend.table import backend_from_name
 
-_CUDA_LOCAL = re.compile(r"cu\d+")
-_ROCM_LOCAL = re.compile(r"rocm[\d.]+")
 _CUDA_DEP = re.compile(r"(nvidia-.*|cuda-.*|triton|pytorch-triton)$")
 _CUDA_RUNTIME = re.compile(r"nvidia-(cuda-runtime|cublas)(-cu\d+)?$")
 _ROCM_DEP = re.compile(r"pytorch-triton-rocm$")
@@ -27,9 +27,11 @@ def build_kind(cand: Candidate, pinned: Collection[str]) -> str | None:
     """ "cuda", "rocm" or None for a candidate, given the names of everything pinned."""
     local = cand.version.local or ""
     label = cand.label or ""
-    if _CUDA_LOCAL.fullmatch(local) or label.startswith(("cuda", "cu1")):
+    named = local_backend(local)
+    vendor = backend_from_name(named).vendor if named is not None else None
+    if vendor == "nvidia" or label.startswith(("cuda", "cu1")):
         return "cuda"
-    if _ROCM_LOCAL.fullmatch(local) or label.startswith("rocm"):
+    if vendor == "amd" or label.startswith("rocm"):
         return "rocm"
     if local or label:
         return None

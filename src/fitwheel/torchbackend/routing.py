@@ -10,6 +10,12 @@ The :class:`Router` is the index finder's :class:`~fitwheel.index.finder.Project
    backend does not run here are dropped (a newer release that left this GPU behind);
 3. everything else searches the user's indexes as usual.
 
+Find-links files count as well, but a project routed to a backend index takes from them only
+the files built for the chosen backend (:mod:`.builds`) and pure-Python wheels: the others are
+dropped (:attr:`Router.dropped`), so that a find-links folder holding another backend's torch
+cannot stand in for the chosen one. A wheel the user named on the command line is always taken,
+with a warning when it is another backend's build (:meth:`Router.own_file_warnings`).
+
 Every decision is kept for ``--explain`` and ``--report``.
 """
 
@@ -18,6 +24,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
@@ -25,9 +32,11 @@ from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import FitwheelError, ResolutionError
 from fitwheel.index.finder import Finder
+from fitwheel.index.findlinks import local_path
 from fitwheel.index.simple import Link, variants_json_key
 from fitwheel.platform.profile import Device
 from fitwheel.resolve.requirements import UserInput
+from fitwheel.torchbackend.builds import FileBuild, build_of
 from fitwheel.torchbackend.choose import Choice, accepts_version, choose_backend, explicit_choice
 from fitwheel.torchbackend.settings import TorchSettings
 from fitwheel.torchbackend.table import BackendTable
@@ -55,6 +64,36 @@ class Source:
     note: str = ""
     #: torch versions on the backend index dropped because their build does not run here
     dropped: dict[str, str] = field(default_factory=dict)
+    #: the URLs of the files the index gave (the find-links files beside them are not)
+    files: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """A find-links file of a routed project that is not the chosen backend's build."""
+
+    project: str
+    filename: str
+    #: the find-links folder or page it is in
+    where: str
+    build: FileBuild
+    #: the backend chosen
+    backend: str
+
+    def notice(self) -> str:
+        text = (
+            f"{self.project} {self.build.version} in {self.where}: dropped, the {self.backend} "
+            "backend was chosen"
+        )
+        if self.build.kind != "local":
+            text += f" ({self.filename} is {self.build.describe()})"
+        return text
+
+    def reason(self) -> str:
+        return (
+            f"{self.build.describe()}; a torch project comes from your find-links only in the "
+            f"{self.backend} build or as a pure-Python wheel"
+        )
 
 
 def _tags(wheel: WheelFilename) -> Iterable[Tag]:
@@ -108,6 +147,7 @@ class Router:
         tags: Collection[Tag],
         torch_spec: SpecifierSet | None = None,
         allow_fallback: bool = False,
+        own_files: Iterable[Path] = (),
     ) -> None:
         self.settings = settings
         self.table = table
@@ -129,6 +169,12 @@ class Router:
         self.skipped: dict[str, str] = {}
         #: why the backend the user named does not run here (None: it does, or unknown)
         self.mismatch: str | None = None
+        #: the wheel files the user named (taken whatever their build)
+        self.own_files = frozenset(Path(p) for p in own_files)
+        #: find-links files of routed projects that are another backend's build
+        self.dropped: list[Dropped] = []
+        #: link URL -> (project, what its build is) of the user's own files of another backend
+        self.foreign_own: dict[str, tuple[str, FileBuild]] = {}
         self._lock = threading.RLock()
 
     # -- the finder's hook ---------------------------------------------------------------
@@ -160,8 +206,35 @@ class Router:
             source = Source("torch-backend", url, backend)
             if key == "torch" and self.settings.backend == "auto":
                 found = self._fitting(found, backend, source)
+            source.files = frozenset(link.url for link in found)
             self.sources[key] = source
             return found, url
+
+    def local_files(self, key: str, links: list[Link]) -> list[Link]:
+        """The find-links files of ``key`` that count beside the index :meth:`links` gave it:
+        for a project from the backend index, those built for that backend, pure-Python wheels,
+        and the files the user named; the others are kept in :attr:`dropped`."""
+        with self._lock:
+            source = self.sources.get(key)
+            if source is None or source.kind != "torch-backend" or source.backend is None:
+                return links
+            backend = source.backend
+            kept, own = [], []
+            for link in links:
+                build = build_of(link.filename)
+                if local_path(link.url) in self.own_files:
+                    if build is not None and not build.fits(backend) and build.backend:
+                        self.foreign_own[link.url] = (key, build)
+                    own.append(link)
+                elif build is None or build.fits(backend):
+                    kept.append(link)
+                else:
+                    where = link.origin or link.url
+                    self.dropped.append(Dropped(key, link.filename, where, build, backend))
+            if key == "torch" and self.settings.backend == "auto":
+                kept = self._fitting(kept, backend, source)
+            taken = {link.url for link in (*own, *kept)}
+            return [link for link in links if link.url in taken]
 
     # -- the choice ---------------------------------------------------------------------
     def _page(
@@ -360,9 +433,38 @@ class Router:
                 lines.append(f"  {key}: from the {src.backend} index {src.url}")
                 for version, reason in src.dropped.items():
                     lines.append(f"    dropped {key} {version}: {reason}")
+                for d in self.dropped:
+                    if d.project == key:
+                        lines.append(f"    dropped {d.filename} from {d.where}: {d.reason()}")
             else:
                 lines.append(f"  {key}: from your indexes ({src.note})")
         return lines
+
+    def index_backend(self, key: str, url: str) -> str | None:
+        """The backend whose index gave project ``key`` the file at ``url`` (None: the file
+        came from elsewhere, or ``key`` is not routed to a backend index)."""
+        source = self.sources.get(key)
+        if source is None or source.kind != "torch-backend" or url not in source.files:
+            return None
+        return source.backend
+
+    def notices(self) -> list[str]:
+        """One line per find-links file dropped for being another backend's build."""
+        return [d.notice() for d in self.dropped]
+
+    def own_file_warnings(self, urls: Collection[str]) -> list[str]:
+        """A warning for each file the user named, among ``urls`` (those installed), that is
+        another backend's build than the one chosen."""
+        out = []
+        for url, (project, build) in self.foreign_own.items():
+            if url in urls:
+                out.append(
+                    f"{project} {build.version} ({local_path(url)}) is {build.describe()}, but "
+                    f"the {self.backend} backend was chosen (from {self.settings.backend_origin}); "
+                    "it is installed because the file was named, the other torch projects come "
+                    f"from the {self.backend} index"
+                )
+        return out
 
     def report(self) -> dict[str, object]:
         s = self.settings
@@ -382,6 +484,10 @@ class Router:
                 k: {"kind": v.kind, "url": v.url or None, "backend": v.backend}
                 for k, v in sorted(self.sources.items())
             },
+            "dropped": [
+                {"project": d.project, "file": d.filename, "from": d.where, "reason": d.reason()}
+                for d in self.dropped
+            ],
         }
 
 
