@@ -22,8 +22,8 @@ def add_verify_argument(group: argparse._ActionsContainer, after: str) -> None:
     group.add_argument(
         "--verify",
         action="store_true",
-        help=f"after {after}, run doctor's static checks on what was installed and fail "
-        "when a build does not fit this machine",
+        help=f"after {after}, run doctor's static checks on what was installed: fail "
+        "when a build does not fit this machine, warn when it is for hardware the machine lacks",
     )
 
 
