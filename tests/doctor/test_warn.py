@@ -176,6 +176,10 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Pa
 
 
 def _install_warns(wheel: Path, profile: Profile) -> bool:
+    return bool(_install_warnings(wheel, profile))
+
+
+def _install_warnings(wheel: Path, profile: Profile) -> list[str]:
     name = WheelFilename.parse(wheel.name)
     cand = Candidate(
         canonicalize_name(name.name),
@@ -183,8 +187,7 @@ def _install_warns(wheel: Path, profile: Profile) -> bool:
         Link(filename=wheel.name, url=wheel.as_uri()),
         name,
     )
-    warnings = gpu_build_warnings([cand], {"torch"}, profile, lambda c: 1, lambda: None)
-    return bool(warnings)
+    return gpu_build_warnings([cand], {"torch"}, profile, lambda c: 1, lambda: None)
 
 
 def _doctor_status(venv: Path, profile: Profile) -> str:
@@ -218,3 +221,11 @@ def test_a_profile_with_properties_only_has_the_gpu_it_names(
     wheel, venv = builds["cuda"]
     assert not _install_warns(wheel, profile)
     assert _doctor_status(venv, profile) == "pass"
+
+
+def test_install_names_the_gpus_a_build_cannot_use(builds: dict[str, tuple[Path, Path]]) -> None:
+    (warning,) = _install_warnings(builds["cuda"][0], machine_profile("gpu-mi300x"))
+    assert "is a CUDA build, but the target has no NVIDIA GPU (only AMD GPUs" in warning
+    (warning,) = _install_warnings(builds["xpu"][0], machine_profile("nogpu-server"))
+    assert "is an XPU build, but the target has no Intel GPU:" in warning
+    assert "--torch-backend cpu installs the build that fits" in warning

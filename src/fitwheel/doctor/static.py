@@ -156,8 +156,7 @@ def static_checks(
         checks += _jax_check(jax, builds, profile)
     for dist in inventory.dists.values():
         if (wanted is None or dist.key in wanted) and dist.variant_info is not None:
-            build = builds.get(dist.key)
-            if build is not None and (dist.key in found or dist.key in folded):
+            if dist.key in found or dist.key in folded:
                 continue  # a variant for a GPU the machine lacks: the build check judges it
             checks += _variant_checks(dist, profile, gpu_policy)
     checks += _companions(inventory, builds, fixes)
@@ -210,11 +209,8 @@ def _build_checks(build: Build, profile: Profile, fixes: _Fixes) -> list[Check]:
 
 def _mismatch_fix(found: Mismatch, fixes: _Fixes) -> str | None:
     """For torch: the build that fits (``cpu`` where there is no GPU), and the removal of the
-    GPU runtime and triton wheels nothing else installed needs. TensorFlow on another vendor's
-    GPU: its CUDA extra. Other projects: none known."""
+    GPU runtime and triton wheels nothing else installed needs. Other projects: none known."""
     dist = found.owner.dist
-    if dist.key == "tensorflow" and found.fit.verdict == "other-gpu":
-        return f"fitwheel install 'tensorflow[and-cuda]=={dist.public}'"
     if dist.key not in TORCH_FAMILY:
         return None
     backend = "cpu" if found.fit.verdict == "no-gpu" else None
