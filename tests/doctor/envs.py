@@ -41,6 +41,7 @@ def torch_wheel(
     *,
     cuda: str | None = "12.8",
     hip: str | None = None,
+    xpu: str | None = None,
     archs: Sequence[str] = (),
     gfx: Sequence[str] = (),
     requires: Sequence[str] = (),
@@ -53,7 +54,7 @@ def torch_wheel(
     (a label of the published torch 2.9.0 variants file) makes it that variant wheel."""
     files: dict[str, str | bytes] = {
         f"{project}/__init__.py": init,
-        f"{project}/version.py": version_py(cuda=cuda, hip=hip),
+        f"{project}/version.py": version_py(cuda=cuda, hip=hip, xpu=xpu),
     }
     scratch = folder / ".libs"
     if archs:

@@ -1,8 +1,8 @@
 """``fitwheel doctor``: check that what is installed runs on this machine.
 
 Static checks by default (nothing of the environment is imported); ``--run`` adds smoke tests
-in child processes of the target interpreter. Exit 0 when every check passes, 1 when one fails,
-2 on bad usage.
+in child processes of the target interpreter. Exit 0 when no check fails (warnings included: a
+build for hardware the machine lacks runs, on the CPU only), 1 when one fails, 2 on bad usage.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from fitwheel.doctor.backends import published_archs
 from fitwheel.doctor.binaries import read_gpu_code
 from fitwheel.doctor.inventory import Installed
+from fitwheel.torchbackend.gpubuild import local_build
 
 __all__ = ["TORCH_FAMILY", "TRITONS", "Build", "build_of", "torch_minor", "with_gpu_code"]
 
@@ -24,7 +25,6 @@ TRITONS = {
     "pytorch-triton-xpu": "xpu",
     "triton-xpu": "xpu",
 }
-_LOCAL = re.compile(r"^(?:(cu)(\d+)|(rocm)(\d+(?:\.\d+)*)|(xpu)|(cpu))(?:[._-].*)?$")
 _VERSION_PY = re.compile(
     r"^(cuda|hip|rocm|xpu)\s*(?::[^=]*)?=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", re.MULTILINE
 )
@@ -76,18 +76,6 @@ def torch_minor(version: str) -> tuple[int, int] | None:
 
 def _short(version: str, parts: int = 2) -> str:
     return ".".join(version.split(".")[:parts])
-
-
-def _from_local(local: str) -> tuple[str, str] | None:
-    m = _LOCAL.match(local.lower())
-    if m is None:
-        return None
-    if m[1]:
-        digits = m[2]
-        return "cuda", f"{digits[:-1]}.{digits[-1]}" if len(digits) >= 2 else digits
-    if m[3]:
-        return "rocm", _short(m[4])
-    return ("xpu", "") if m[5] else ("cpu", "")
 
 
 def _from_version_py(text: str) -> tuple[str, str] | None:
@@ -192,7 +180,7 @@ def build_of(dist: Installed) -> Build | None:
     if key == "tensorflow-rocm":
         return Build(dist, "rocm", "", f"the project name {dist.name}")
     if key == "jaxlib":
-        found = _from_local(dist.local.split(".", 1)[0]) if dist.local else None
+        found = local_build(dist.local.split(".", 1)[0]) if dist.local else None
         if found is not None:
             return Build(dist, found[0], found[1], f"the version {dist.version}")
         return None
@@ -227,7 +215,7 @@ def _torch_family(dist: Installed) -> Build:
     if text is not None:
         found = _from_version_py(text)
         source = f"{module}/version.py"
-    local = _from_local(dist.local) if dist.local else None
+    local = local_build(dist.local) if dist.local else None
     if local is not None and (
         found is None or (found[0] == local[0] and not found[1] and local[1])
     ):

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from fitwheel.doctor.inventory import Inventory, read_inventory
-from fitwheel.doctor.report import FAIL, PASS, Check
+from fitwheel.doctor.report import FAIL, Check
 from fitwheel.doctor.static import static_checks
 from fitwheel.errors import InstallationError
 from fitwheel.platform.profile import Profile
@@ -156,10 +156,10 @@ def verify_or_raise(
     gpu_policy: str = "all",
     requirements: bool = True,
     action: str = "install",
-) -> int:
+) -> list[Check]:
     """:func:`verify_installed`, raising :class:`VerifyError` (one paragraph naming every
     failed check and its fix, and the ``action`` that finished: "install", "sync") when one
-    fails; returns how many checks passed."""
+    fails; returns the checks (passed, warned and not applicable ones) when none does."""
     checks = verify_installed(
         environment, profile, names, gpu_policy=gpu_policy, requirements=requirements
     )
@@ -174,4 +174,4 @@ def verify_or_raise(
             f"{'s' * (len(failed) != 1)} in {environment.prefix}: {problems} Run 'fitwheel "
             f"doctor --python {environment.prefix}' for the whole checklist."
         )
-    return sum(1 for c in checks if c.status == PASS)
+    return checks

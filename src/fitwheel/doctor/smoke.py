@@ -24,6 +24,7 @@ from fitwheel.doctor.backends import device_cc
 from fitwheel.doctor.builds import Build
 from fitwheel.doctor.report import FAIL, NA, PASS, Check, Status
 from fitwheel.platform.profile import Device, Profile
+from fitwheel.torchbackend.gpubuild import usable_gpus
 
 __all__ = ["SMOKE_TESTS", "SmokePlan", "run_script", "smoke_checks"]
 
@@ -366,14 +367,6 @@ class SmokePlan:
     script: str
 
 
-def _gpus(profile: Profile, vendor: str) -> list[Device]:
-    return [
-        d
-        for d in profile.devices
-        if d.vendor == vendor and not (vendor != "nvidia" and d.extra.get("integrated"))
-    ]
-
-
 def _cpu_expectation(profile: Profile) -> str:
     x86 = profile.properties.get("x86_64", {})
     levels = x86.get("level", ())
@@ -412,7 +405,7 @@ def plan_torch(build: Build, profile: Profile) -> tuple[list[SmokePlan], list[Ch
     pkg = build.dist.name
     kind = build.kind if build.kind in ("cuda", "rocm", "xpu") else ""
     vendor = {"cuda": "nvidia", "rocm": "amd", "xpu": "intel"}.get(kind, "")
-    gpus = _gpus(profile, vendor) if vendor else []
+    gpus = usable_gpus(profile, vendor) if vendor else []
     torch_kind = "xpu" if kind == "xpu" else ("cuda" if kind else "")
     device = f"{torch_kind}:0" if gpus else "cpu"
     plans = [
@@ -427,11 +420,7 @@ def plan_torch(build: Build, profile: Profile) -> tuple[list[SmokePlan], list[Ch
     ]
     na: list[Check] = []
     why_no_gpu = (
-        (
-            "a CPU build: it uses no GPU"
-            if _gpus(profile, "nvidia") or _gpus(profile, "amd") or _gpus(profile, "intel")
-            else "no GPU on this machine"
-        )
+        ("a CPU build: it uses no GPU" if usable_gpus(profile) else "no GPU on this machine")
         if not kind
         else f"no {vendor.upper() if vendor != 'nvidia' else 'NVIDIA'} GPU on this machine"
     )
@@ -488,7 +477,7 @@ def smoke_checks(
         checks += na
     if "jax" in installed:
         expected = (
-            len(_gpus(profile, "nvidia"))
+            len(usable_gpus(profile, "nvidia"))
             if any(b.kind == "cuda" and b.dist.key.startswith("jax") for b in builds.values())
             else 0
         )
@@ -499,7 +488,7 @@ def smoke_checks(
         )
     cupy = [b for b in builds.values() if b.dist.key.startswith("cupy")]
     if cupy:
-        gpus = _gpus(profile, "nvidia" if cupy[0].kind == "cuda" else "amd")
+        gpus = usable_gpus(profile, "nvidia" if cupy[0].kind == "cuda" else "amd")
         if gpus:
             plans.append(
                 SmokePlan(

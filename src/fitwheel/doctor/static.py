@@ -24,49 +24,19 @@ from fitwheel.doctor.builds import (
     with_gpu_code,
 )
 from fitwheel.doctor.inventory import Installed, Inventory
-from fitwheel.doctor.report import FAIL, NA, PASS, Check
+from fitwheel.doctor.mismatch import Mismatch, devices_text, mismatch_check, mismatches
+from fitwheel.doctor.report import FAIL, NA, PASS, WARN, Check
 from fitwheel.platform.profile import Device, Profile
+from fitwheel.torchbackend.gpubuild import BUILD_VENDOR, host_fit, usable_gpus
 from fitwheel.variants.names import canonicalize_name
 
 __all__ = ["static_checks"]
 
-_VENDOR = {"cuda": "nvidia", "rocm": "amd", "xpu": "intel"}
-_VENDOR_NAME = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel"}
 #: torch minor -> the triton minor its CUDA builds pin (used when torch's metadata names none)
 _TRITON_FOR_TORCH = {
     (2, 1): "2.1", (2, 2): "2.2", (2, 3): "2.3", (2, 4): "3.0", (2, 5): "3.1", (2, 6): "3.2",
     (2, 7): "3.3", (2, 8): "3.4", (2, 9): "3.5", (2, 10): "3.6",
 }  # fmt: skip
-
-
-def _gpus(profile: Profile, vendor: str | None = None) -> list[Device]:
-    """The GPUs a framework build is for: every NVIDIA GPU, discrete AMD and Intel ones."""
-    return [
-        d
-        for d in profile.devices
-        if d.vendor in _VENDOR_NAME
-        and (vendor is None or d.vendor == vendor)
-        and not (d.vendor != "nvidia" and d.extra.get("integrated"))
-    ]
-
-
-def _devices_text(devices: Sequence[Device]) -> str:
-    """``4 NVIDIA GPUs (0-3: NVIDIA H100 80GB HBM3, compute capability 9.0)``: alike devices
-    named once."""
-    groups: dict[str, list[int]] = {}
-    for d in devices:
-        text = d.describe()
-        what = text.partition(" (")[2].rstrip(")") or d.vendor
-        groups.setdefault(f"{_VENDOR_NAME.get(d.vendor, d.vendor)}\0{what}", []).append(d.index)
-    parts = []
-    for key, indexes in groups.items():
-        vendor, what = key.split("\0")
-        which = ", ".join(str(i) for i in indexes)
-        noun = "GPU" if len(indexes) == 1 else f"{len(indexes)} {vendor} GPUs"
-        parts.append(
-            f"{vendor} GPU {which} ({what})" if len(indexes) == 1 else f"{noun} ({which}: {what})"
-        )
-    return "; ".join(parts)
 
 
 def _ver(text: str) -> tuple[int, ...]:
@@ -175,13 +145,19 @@ def static_checks(
         and (wanted is None or "tensorflow" in wanted)
     ):
         builds["tensorflow"] = _tensorflow(tensorflow, inventory)
-    for build in builds.values():
-        checks += _build_checks(build, profile, fixes)
+    found, folded = mismatches(builds, profile)
+    for key, build in builds.items():
+        if key in found:
+            checks.append(mismatch_check(found[key], profile, _mismatch_fix(found[key], fixes)))
+        elif key not in folded:
+            checks += _build_checks(build, profile, fixes)
     jax = inventory.get("jax")
     if jax is not None and not jax.error and (wanted is None or "jax" in wanted):
         checks += _jax_check(jax, builds, profile)
     for dist in inventory.dists.values():
         if (wanted is None or dist.key in wanted) and dist.variant_info is not None:
+            if dist.key in found or dist.key in folded:
+                continue  # a variant for a GPU the machine lacks: the build check judges it
             checks += _variant_checks(dist, profile, gpu_policy)
     checks += _companions(inventory, builds, fixes)
     checks += _requirements(inventory, markers, wanted)
@@ -195,7 +171,7 @@ def _build_checks(build: Build, profile: Profile, fixes: _Fixes) -> list[Check]:
     fix = fixes.torch_install() if torch_family else None
     if dist.key == "tensorflow":
         fix = f"fitwheel install 'tensorflow[and-cuda]=={dist.public}'"
-    gpus = _gpus(profile)
+    gpus = usable_gpus(profile)
     if build.role == "triton":
         return []  # judged with torch (companions)
     variant = dist.variant is not None and not dist.variant.is_null
@@ -204,7 +180,7 @@ def _build_checks(build: Build, profile: Profile, fixes: _Fixes) -> list[Check]:
         if gpus and (torch_family or dist.key in ("jax", "tensorflow")):
             detail = (
                 f"CPU build on a GPU host: {what}, but this machine has "
-                f"{_devices_text(gpus)}; it runs, on the CPU only, many times slower"
+                f"{devices_text(gpus)}; it runs, on the CPU only, many times slower"
             )
             why = fixes.no_gpu_build() if torch_family else None
             if why is not None:  # reinstalling the cpu build would fix nothing
@@ -212,34 +188,45 @@ def _build_checks(build: Build, profile: Profile, fixes: _Fixes) -> list[Check]:
             return [Check("build", name, FAIL, detail, fix)]
         detail = f"{what}; this machine has no GPU it could use" if not gpus else what
         return [Check("build", name, PASS, detail)]
-    vendor = _VENDOR[build.kind]
-    own = _gpus(profile, vendor)
-    if not own:
-        if gpus and build.role == "framework":
-            return [
-                Check(
-                    "build",
-                    name,
-                    FAIL,
-                    f"{what}, but this machine has no {_VENDOR_NAME[vendor]} GPU; it has "
-                    f"{_devices_text(gpus)}, which this build cannot use",
-                    fix,
-                )
-            ]
+    fit = host_fit(build.kind, profile)
+    if fit.verdict != "fits":  # a runtime wheel no framework here uses (frameworks: mismatch)
         return [
             Check(
                 "build",
                 name,
-                PASS,
-                f"{what}; no {_VENDOR_NAME[vendor]} GPU here, so it runs on the CPU only",
+                WARN,
+                f"{what}; this machine has no {fit.vendor_name} GPU, so nothing can use it",
             )
         ]
+    own = usable_gpus(profile, BUILD_VENDOR[build.kind])
     checks: list[Check] = []
     if not variant:  # a variant wheel's fit is judged from its recorded properties
         checks.append(_driver_check(build, profile, what, fix))
     if build.role == "framework":  # runtime libraries carry code for their whole CUDA line
         checks.append(_arch_check(build, own, fix, variant))
     return [c for c in checks if c is not None]
+
+
+def _mismatch_fix(found: Mismatch, fixes: _Fixes) -> str | None:
+    """For torch: the build that fits (``cpu`` where there is no GPU), and the removal of the
+    GPU runtime and triton wheels nothing else installed needs. Other projects: none known."""
+    dist = found.owner.dist
+    if dist.key not in TORCH_FAMILY:
+        return None
+    backend = "cpu" if found.fit.verdict == "no-gpu" else None
+    fix = fixes.torch_install(backend=backend)
+    gone = {dist.key} | {b.dist.key for b in found.along}
+    extra = sorted(
+        b.dist.name
+        for b in found.along
+        if b.dist.key not in TORCH_FAMILY
+        and not any(
+            _pin_on_any(d, b.dist.key)
+            for d in fixes.inventory
+            if d.key not in gone | set(TORCH_FAMILY)
+        )
+    )
+    return f"{fix} && fitwheel uninstall {' '.join(extra)}" if extra else fix
 
 
 def _tensorflow(dist: Installed, inventory: Inventory) -> Build:
@@ -259,7 +246,7 @@ def _jax_check(jax: Installed, builds: Mapping[str, Build], profile: Profile) ->
     ]
     if gpu_builds:
         return []  # each plugin is judged as a build
-    nvidia, amd = _gpus(profile, "nvidia"), _gpus(profile, "amd")
+    nvidia, amd = usable_gpus(profile, "nvidia"), usable_gpus(profile, "amd")
     if not nvidia and not amd:
         return [Check("build", jax.name, PASS, f"{jax.version} runs on the CPU; no GPU here")]
     extra = "cuda13" if (driver_cuda(profile) or (0, 0)) >= (13, 0) else "cuda12"
@@ -269,7 +256,7 @@ def _jax_check(jax: Installed, builds: Mapping[str, Build], profile: Profile) ->
             jax.name,
             FAIL,
             f"CPU build on a GPU host: jax {jax.version} has no GPU plugin installed, but this "
-            f"machine has {_devices_text(nvidia or amd)}",
+            f"machine has {devices_text(nvidia or amd)}",
             f"fitwheel install 'jax[{extra if nvidia else 'rocm'}]=={jax.public}'",
         )
     ]
@@ -341,7 +328,7 @@ def _arch_check(build: Build, devices: Sequence[Device], fix: str | None, varian
             "gpu archs",
             name,
             FAIL,
-            f"no kernels for {_devices_text(missing)}: the build carries {shown} (from "
+            f"no kernels for {devices_text(missing)}: the build carries {shown} (from "
             f"{build.arch_source}); on that GPU every operation fails with 'no kernel image is "
             "available for execution on the device'",
             fix,
