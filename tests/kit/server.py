@@ -15,6 +15,7 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -67,7 +68,8 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
     def _resolve(self) -> tuple[Path, str] | None:
-        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        # the path percent-decoded, as web servers read it (``%2B`` is ``+``; a ``+`` stays)
+        path = urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0])
         target = (self.state.root / path.lstrip("/")).resolve()
         if not str(target).startswith(str(self.state.root.resolve())):
             return None

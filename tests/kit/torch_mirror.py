@@ -4,7 +4,8 @@
 
 - ``whl/<backend>/``: one simple index per backend (``BASE/<backend>/`` as PyTorch serves them),
   with tiny wheels under the real file names and local versions
-  (``torch-2.9.0+cu128-cp311-cp311-manylinux_2_28_x86_64.whl``), whose METADATA carries the
+  (``torch-2.9.0+cu128-cp311-cp311-manylinux_2_28_x86_64.whl``, linked as PyTorch's pages link
+  them: ``torch-2.9.0%2Bcu128-...whl``), whose METADATA carries the
   dependency list that backend's torch declares (NVIDIA's CUDA 12 or 13 runtime packages and
   triton, ROCm's triton, Intel's oneAPI runtime, or nothing GPU-related for cpu), with
   torchvision (``0.24.0+cu128``, requiring ``torch==2.9.0``) and the triton builds alongside;
@@ -183,9 +184,12 @@ def build_torch_mirror(
     platforms: Iterable[str] = (LINUX,),
     variant_versions: Sequence[str] = ("2.9.0", "2.10.0"),
     skip: Iterable[tuple[str, str]] = (),
+    literal_plus: bool = False,
 ) -> TorchMirror:
     """Write the mirror (see the module docstring); ``skip`` leaves out (backend, version)
-    pairs, to stand for an index that lacks a build."""
+    pairs, to stand for an index that lacks a build. The pages write a local version's ``+``
+    percent-encoded (``torch-2.9.0%2Bcpu-...whl``), as PyTorch's index does; ``literal_plus``
+    writes a literal ``+`` instead."""
     skipped = set(skip)
     platforms = tuple(platforms)
     staging = root / "_wheels"
@@ -235,7 +239,9 @@ def build_torch_mirror(
                     deps.add((name, pinned))
             backends.setdefault(backend, []).append(version)
     for backend in backends:
-        build_simple_index(staging / backend, root / "whl" / backend, pages="")
+        build_simple_index(
+            staging / backend, root / "whl" / backend, pages="", literal_plus=literal_plus
+        )
     # the default index: the CUDA 12.8 build under a plain version, as on Linux x86-64
     default = staging / "_pypi"
     for version in versions:

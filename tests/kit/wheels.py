@@ -8,6 +8,7 @@ import hashlib
 import html
 import json
 import shutil
+import urllib.parse
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -184,13 +185,16 @@ def build_simple_index(
     yanked: Mapping[str, str] | None = None,
     sdist_metadata: bool = False,
     pages: str = "simple",
+    literal_plus: bool = False,
 ) -> Path:
     """A static simple index of the wheels, sdists and variants.json files in ``wheels``.
 
     Each project folder gets ``index.html`` (PEP 503) and ``index.json`` (PEP 691, with sizes);
     files are copied to ``out/files``. ``yanked`` maps filenames to a yank reason. The pages go
     under ``out/<pages>`` (``""``: ``out`` itself is the index root); returns that folder.
-    ``sdist_metadata`` publishes each sdist's ``PKG-INFO`` as its PEP 658 metadata file too."""
+    ``sdist_metadata`` publishes each sdist's ``PKG-INFO`` as its PEP 658 metadata file too.
+    File URLs are percent-encoded as real indexes write them (a local version's ``+`` as
+    ``%2B``); ``literal_plus`` writes the file names as they are instead."""
     yanked = dict(yanked or {})
     files_dir = out / "files"
     files_dir.mkdir(parents=True, exist_ok=True)
@@ -214,7 +218,7 @@ def build_simple_index(
         json_files = []
         for entry in entries:
             digest = sha256_of(entry)
-            url = f"{up}files/{entry.name}"
+            url = f"{up}files/{entry.name if literal_plus else urllib.parse.quote(entry.name)}"
             attrs = ""
             file_json: dict[str, Any] = {
                 "filename": entry.name,

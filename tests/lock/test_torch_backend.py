@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,7 @@ class Locked:
     def served(self, url: str) -> str:
         """The sha256 of the file the mirror serves at ``url``."""
         assert url.startswith(self.url + "/")
-        return sha256_of(self.mirror.root / url[len(self.url) + 1 :])
+        return sha256_of(self.mirror.root / urllib.parse.unquote(url[len(self.url) + 1 :]))
 
     def args(self, output: Path) -> list[str]:
         args = ["lock", "torch", "torchvision", "-o", str(output)]
@@ -95,7 +96,9 @@ def test_each_target_takes_torch_from_its_own_backend_index(locked: Locked) -> N
                 assert entry["version"] == f"{version}+{backend}"
             assert entry["index"] == f"{base}/{backend}/"
             assert wheel["url"].startswith(f"{base}/{backend}/")
-            assert wheel["url"].endswith(f"/{wheel['name']}")
+            # the URL as the index wrote it: a local version's + percent-encoded
+            assert wheel["url"].endswith("/" + urllib.parse.quote(wheel["name"]))
+            assert "%2B" in wheel["url"]
             assert wheel["hashes"]["sha256"] == locked.served(wheel["url"])
     data = tomllib.loads(locked.lock.read_text())
     records = {t["name"]: t for t in data["tool"]["fitwheel"]["targets"]}

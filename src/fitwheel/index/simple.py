@@ -16,6 +16,7 @@ from typing import Any
 
 from fitwheel._values import Frozen
 from fitwheel.errors import NetworkError
+from fitwheel.index.urlnames import url_filename
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import VARIANTS_JSON_SUFFIX, VariantsJsonFilename
 from fitwheel.variants.names import canonicalize_name
@@ -122,11 +123,6 @@ def _split_fragment(url: str) -> tuple[str, dict[str, str]]:
     return base, hashes
 
 
-def _filename_of(url: str) -> str:
-    path = urllib.parse.urlsplit(url).path
-    return urllib.parse.unquote(path.rsplit("/", 1)[-1])
-
-
 def _metadata_attr(value: str | None) -> dict[str, str] | None:
     if value is None or value.lower() == "false":
         return None
@@ -165,6 +161,9 @@ def parse_html(text: str, page_url: str) -> list[Link]:
         if not href:
             continue
         url, hashes = _split_fragment(urllib.parse.urljoin(base, href))
+        filename = url_filename(url)
+        if filename is None:
+            continue  # a folder or a name that is no plain file: no distribution
         metadata = attrs.get("data-core-metadata")
         if metadata is None:
             metadata = attrs.get("data-dist-info-metadata")
@@ -172,14 +171,14 @@ def parse_html(text: str, page_url: str) -> list[Link]:
         for digest in (*hashes.values(), *(metadata_hashes or {}).values()):
             if not _HEX.fullmatch(digest):
                 raise IndexPageError(
-                    f"{page_url}: the link to {_filename_of(url)!r} on the project page gives "
+                    f"{page_url}: the link to {filename!r} on the project page gives "
                     f"the hash {digest[:80]!r}, which is not a hex digest. The index serves a "
                     "malformed page: report it to the index's maintainers."
                 )
         yanked = attrs.get("data-yanked")
         links.append(
             Link(
-                filename=_filename_of(url),
+                filename=filename,
                 url=url,
                 hashes=hashes,
                 requires_python=attrs.get("data-requires-python") or None,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fitwheel.errors import InputError
+from fitwheel.index.urlnames import names_file, url_filename
 from fitwheel.lock.markers import simple_marker
 from fitwheel.toml import TomlReadError, dumps, loads
 from fitwheel.variants.errors import VariantError
@@ -245,7 +246,10 @@ def _wheel(raw: Any, source: str, where: str, name: str, version: str) -> Locked
     if url is None and path is None:
         raise _fail(source, where, "the wheel has neither 'url' nor 'path'")
     if filename is None:
-        filename = (url or path or "").rsplit("/", 1)[-1].split("#", 1)[0]
+        filename = url_filename(url) if url is not None else path.rsplit("/", 1)[-1]
+        if not filename:
+            named = f"the URL {url}" if url is not None else f"the path {path!r}"
+            raise _fail(source, where, f"{named} names no file: give the wheel's 'name'")
     where = f"{where} {filename}"
     hashes = raw.get("hashes")
     if not isinstance(hashes, Mapping) or not hashes:
@@ -265,8 +269,13 @@ def _wheel(raw: Any, source: str, where: str, name: str, version: str) -> Locked
         raise _fail(source, where, f"not a wheel filename: {exc}") from None
     if parsed.normalized_name != name or str(parsed.parsed_version) != version:
         raise _fail(source, where, f"the file is not a wheel of {name} {version}")
-    if url is not None and url.rsplit("/", 1)[-1].split("#", 1)[0] != filename:
-        raise _fail(source, where, f"the URL {url} does not name this file")
+    if url is not None and not names_file(url, filename):
+        raise _fail(
+            source,
+            where,
+            f"the URL {url} does not name this file (the last part of its path, decoded, "
+            "must be the file's name): fix the entry, or lock again",
+        )
     return LockedWheel(filename, url, dict(hashes), path, size)
 
 
