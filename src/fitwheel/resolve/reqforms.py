@@ -27,6 +27,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from fitwheel._values import Frozen
 from fitwheel.errors import InputError
+from fitwheel.index.urlnames import url_filename
 
 
 class RequirementError(InputError):
@@ -310,7 +311,7 @@ def _url_form(
             "or a git+, hg+, svn+ or bzr+ repository URL."
         )
     if name is None:
-        filename = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+        filename = url_filename(url) or ""
         if filename.lower().endswith(".whl"):
             name = _wheel_name(filename)
             if name is None:
