@@ -10,8 +10,9 @@ from ``env``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
+from fitwheel.errors import NetworkError
 from fitwheel.index.config import PipSettings, load_pip_settings
 from fitwheel.index.http import DEFAULT_RETRIES, DEFAULT_TIMEOUT, Session
 from fitwheel.index.httpcache import HttpCache
@@ -43,3 +44,29 @@ def open_session(
     )
     session.revalidate = sources.refresh
     return session
+
+
+def url_reader(
+    session: Callable[[], Session], local: Callable[[str], bytes]
+) -> Callable[[str], bytes]:
+    """A reader of requirements files (``-r URL``, ``-c URL``): ``http``/``https`` URLs through
+    the session ``session()`` makes (made on the first URL read), anything else through
+    ``local``. A file that cannot be fetched is an ``OSError`` naming the server's answer (the
+    requirements reader adds the file and line that named it)."""
+    made: list[Session] = []
+
+    def read(location: str) -> bytes:
+        if not location.lower().startswith(("http://", "https://")):
+            return local(location)
+        if not made:
+            made.append(session())
+        url = made[0].add_credentials(location)
+        try:
+            found = made[0].get(url, what="requirements file", use_cache=False, allow_404=True)
+        except NetworkError as exc:
+            raise OSError(str(exc).rstrip(".")) from exc
+        if found is None:
+            raise OSError("HTTP 404: nothing at that address")
+        return found.body
+
+    return read
