@@ -10,9 +10,11 @@ pip's do. When nothing sets an index URL, the default is pip's own, read from th
 at run time.
 
 Indexes are searched in this order: those named on the command line (``--extra-index-url``
-ones, then ``--index-url``), then the configured ones (extra indexes, then the main one); each
-keeps where it came from (``/etc/pip.conf [global]``, ``PIP_EXTRA_INDEX_URL``, ``--index-url``)
-for ``--explain``, ``--report`` and error messages.
+ones, then those requirements files add, then ``--index-url``), then the configured ones
+(extra indexes, then the main one); a requirements file's ``-i`` replaces all of them but the
+extra indexes written after it. Each keeps where it came from (``/etc/pip.conf [global]``,
+``PIP_EXTRA_INDEX_URL``, ``--index-url``, ``requirements.txt:3``) for ``--explain``,
+``--report`` and error messages.
 """
 
 from __future__ import annotations
