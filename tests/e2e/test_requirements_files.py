@@ -217,3 +217,19 @@ def test_uninstall_takes_the_names_and_leaves_the_index_lines(
     assert "Successfully uninstalled alpha-1.0" in done.stdout
     site = next((venv / "lib").glob("python*/site-packages"))
     assert not list(site.glob("alpha-*.dist-info")) and list(site.glob("gamma-*.dist-info"))
+
+
+def test_a_requirements_url_with_credentials_shows_none(
+    setup: dict[str, Any], tmp_path: Path
+) -> None:
+    (tmp_path / "reqs.txt").write_text(f"--extra-index-url {setup['extra']}\nalpha\n")
+    with serve(tmp_path, credentials=("reader", "s3cret")) as (base, state):
+        host = base.removeprefix("http://")
+        done = run(setup, "-i", setup["main"], "-r", f"http://reader:s3cret@{host}/reqs.txt",
+                   "--report", "-")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "s3cret" not in done.stdout + done.stderr
+    report = json.loads(done.stdout[done.stdout.index("{") :])
+    assert report["index_origins"][0] == {"url": setup["extra"], "origin": f"{base}/reqs.txt:1"}
+    assert [e["version"] for e in report["install"]] == ["2.0"]
+    assert any(path == "/reqs.txt" for _method, path, _headers in state.requests)

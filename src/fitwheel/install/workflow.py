@@ -26,7 +26,7 @@ from fitwheel.errors import FitwheelError
 from fitwheel.index.config import IndexConfig, PipSettings, load_index_config, load_pip_settings
 from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session
-from fitwheel.index.session import open_session, url_reader
+from fitwheel.index.session import RemoteFiles, open_session
 from fitwheel.install.building import SourceBuilds, build_local_sources, build_stage
 from fitwheel.install.context import InstallContext
 from fitwheel.install.env.interpreter import TargetEnvironment, inspect_environment
@@ -181,12 +181,13 @@ def _run_install(
     def reading() -> Session:
         return open_session(request.sources, request.env, layout=layout, settings=settings)
 
+    remote = RemoteFiles(reading, read_local)
     user = collect(
         request.requirements,
-        request.requirement_files,
-        request.constraint_files,
+        [remote.location(name) for name in request.requirement_files],
+        [remote.location(name) for name in request.constraint_files],
         request.editables,
-        read=url_reader(reading, read_local),
+        read=remote,
         env=request.env,
     )
     if not user.requirements:

@@ -34,7 +34,7 @@ from fitwheel.errors import InputError, ResolutionError
 from fitwheel.index.config import IndexConfig, load_index_config
 from fitwheel.index.finder import FIND_LINKS_RANK, Finder, search_order
 from fitwheel.index.http import Session
-from fitwheel.index.session import open_session, url_reader
+from fitwheel.index.session import RemoteFiles, open_session
 from fitwheel.index.simple import Link
 from fitwheel.lock.document import (
     Lock,
@@ -190,11 +190,12 @@ def run_lock(
         # a file read from a server: the flags' and pip's sources (not yet the files')
         return open_session(request.sources, request.env, layout=layout, site_prefix=sys.prefix)
 
+    remote = RemoteFiles(reading, read_local)
     user = collect(
         request.requirements,
-        request.requirement_files,
-        request.constraint_files,
-        read=url_reader(reading, read_local),
+        [remote.location(name) for name in request.requirement_files],
+        [remote.location(name) for name in request.constraint_files],
+        read=remote,
         env=request.env,
     )
     if not user.requirements:
