@@ -6,7 +6,10 @@ The command line fills them (:mod:`fitwheel.cli._sources`); ``install``, ``lock`
 and ``bundle`` read them, and :func:`fitwheel.index.session.open_session` makes the HTTP
 session from a :class:`SourceOptions`. Each record's ``with_pip_settings`` puts pip's
 configuration under the flags: a yes/no setting is on when the configuration or the flag says
-so, lists are the configuration's and then the flags', a value given as a flag wins.
+so, lists are the configuration's and then the flags', a value given as a flag wins. Each
+record's ``with_file_options`` then applies what requirements files say, as pip's finder
+does: a file's ``-i`` replaces every index named before it, lists add after the flags',
+yes/no options turn on, ``--no-binary``/``--only-binary`` apply in order after the flags'.
 
 The records are :class:`fitwheel._values.Frozen` (no ``dataclasses``, no ``typing``):
 an install answered from a remembered resolution builds them on its short path.
@@ -43,6 +46,36 @@ if TYPE_CHECKING:
         @property
         def require_hashes(self) -> bool: ...
 
+    class Located(Protocol):
+        """A value and the ``file:line`` that gave it
+        (:class:`fitwheel.resolve.reqfile.Located`)."""
+
+        @property
+        def value(self) -> str: ...
+        @property
+        def origin(self) -> str: ...
+
+    class FileOptions(Protocol):
+        """What the records read of :class:`fitwheel.resolve.reqfile.FileOptions` (named here
+        by its shape, as :class:`PipSettings` is)."""
+
+        @property
+        def index_url(self) -> Located | None: ...
+        @property
+        def extra_index_urls(self) -> Sequence[Located]: ...
+        @property
+        def no_index(self) -> Located | None: ...
+        @property
+        def find_links(self) -> Sequence[Located]: ...
+        @property
+        def trusted_hosts(self) -> Sequence[Located]: ...
+        @property
+        def pre(self) -> Located | None: ...
+        @property
+        def require_hashes(self) -> Located | None: ...
+        @property
+        def formats(self) -> Sequence[tuple[str, Located]]: ...
+
 
 #: the index strategies (see :mod:`fitwheel.index.finder`)
 INDEX_STRATEGIES = ("first-index", "unsafe-first-match", "unsafe-best-match")
@@ -58,9 +91,11 @@ class SourceOptions(Frozen):
         "find_links",
         "index_strategy",
         "index_url",
+        "index_url_origin",
         "no_cache",
         "no_index",
         "offline",
+        "origins",
         "refresh",
         "retries",
         "timeout",
@@ -89,6 +124,12 @@ class SourceOptions(Frozen):
     refresh: bool
     #: local files only: no network at all (``sync --offline``)
     offline: bool
+    #: the ``file:line`` of a requirements file's ``-i`` that gave ``index_url``: it replaces
+    #: every index named before it, the flags' and pip's configuration's (None: no file did)
+    index_url_origin: str | None
+    #: (URL or place, ``file:line``): the indexes, find-links and ``--no-index`` that
+    #: requirements files added, with where each was written
+    origins: tuple[tuple[str, str], ...]
 
     def __init__(
         self,
@@ -106,6 +147,8 @@ class SourceOptions(Frozen):
         no_cache: bool = False,
         refresh: bool = False,
         offline: bool = False,
+        index_url_origin: str | None = None,
+        origins: Sequence[tuple[str, str]] = (),
     ) -> None:
         _set = object.__setattr__
         _set(self, "index_url", index_url)
@@ -121,6 +164,8 @@ class SourceOptions(Frozen):
         _set(self, "no_cache", no_cache)
         _set(self, "refresh", refresh)
         _set(self, "offline", offline)
+        _set(self, "index_url_origin", index_url_origin)
+        _set(self, "origins", tuple(origins))
 
     def with_pip_settings(self, settings: PipSettings) -> SourceOptions:
         """pip's ``trusted-host`` before the flags'; a ``--timeout`` or ``--retries`` given
@@ -132,6 +177,33 @@ class SourceOptions(Frozen):
             retries=self.retries if self.retries is not None else settings.retries,
         )
 
+    def with_file_options(self, options: FileOptions) -> SourceOptions:
+        """What requirements files say on top, as pip's finder takes it: a file's ``-i``
+        replaces the index and every extra index named before it (the flags' too), extra
+        indexes, find-links and trusted hosts add after the flags', ``--no-index`` drops every
+        index. Each file-given place keeps its ``file:line`` in :attr:`origins`."""
+        index_url, extras = self.index_url, self.extra_index_urls
+        index_url_origin = self.index_url_origin
+        origins = list(self.origins)
+        if options.index_url is not None:
+            index_url, extras = options.index_url.value, ()
+            index_url_origin = options.index_url.origin
+            origins.append((index_url, index_url_origin))
+        extras += tuple(item.value for item in options.extra_index_urls)
+        for item in (*options.extra_index_urls, *options.find_links):
+            origins.append((item.value, item.origin))
+        if options.no_index is not None:
+            origins.append(("--no-index", options.no_index.origin))
+        return self.replace(
+            index_url=index_url,
+            extra_index_urls=extras,
+            index_url_origin=index_url_origin,
+            find_links=(*self.find_links, *(item.value for item in options.find_links)),
+            no_index=self.no_index or options.no_index is not None,
+            trusted_hosts=(*self.trusted_hosts, *(item.value for item in options.trusted_hosts)),
+            origins=origins,
+        )
+
 
 class ResolutionOptions(Frozen):
     """How versions, builds and variants are chosen."""
@@ -141,6 +213,7 @@ class ResolutionOptions(Frozen):
         "build_timeout",
         "force_reinstall",
         "forced_variants",
+        "formats",
         "no_binary",
         "no_deps",
         "no_variants",
@@ -162,6 +235,9 @@ class ResolutionOptions(Frozen):
     #: pip's form (names, ``:all:``, ``:none:``), pip's configuration first, then the flags
     no_binary: tuple[str, ...]
     only_binary: tuple[str, ...]
+    #: (``--no-binary`` or ``--only-binary``, value) applied in order after the two lists
+    #: (what requirements files say: pip applies them in order, each undoing the other)
+    formats: tuple[tuple[str, str], ...]
     #: seconds each build backend hook may run (None: the default)
     build_timeout: float | None
     no_variants: bool
@@ -185,6 +261,7 @@ class ResolutionOptions(Frozen):
         no_variants: bool = False,
         forced_variants: Sequence[tuple[str, str]] = (),
         allow_fallback: bool = False,
+        formats: Sequence[tuple[str, str]] = (),
     ) -> None:
         _set = object.__setattr__
         _set(self, "pre", pre)
@@ -199,6 +276,7 @@ class ResolutionOptions(Frozen):
         _set(self, "no_variants", no_variants)
         _set(self, "forced_variants", tuple(forced_variants))
         _set(self, "allow_fallback", allow_fallback)
+        _set(self, "formats", tuple(formats))
 
     def with_pip_settings(self, settings: PipSettings) -> ResolutionOptions:
         """pip's ``no-binary``/``only-binary`` before the flags'; ``pre``, ``no-deps`` and
@@ -209,6 +287,15 @@ class ResolutionOptions(Frozen):
             pre=self.pre or settings.pre,
             no_deps=self.no_deps or settings.no_deps,
             require_hashes=self.require_hashes or settings.require_hashes,
+        )
+
+    def with_file_options(self, options: FileOptions) -> ResolutionOptions:
+        """What requirements files say on top: ``--pre`` and ``--require-hashes`` turn on,
+        ``--no-binary``/``--only-binary`` apply in order after the flags' (:attr:`formats`)."""
+        return self.replace(
+            pre=self.pre or options.pre is not None,
+            require_hashes=self.require_hashes or options.require_hashes is not None,
+            formats=(*self.formats, *((name, item.value) for name, item in options.formats)),
         )
 
 

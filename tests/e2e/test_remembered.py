@@ -175,6 +175,25 @@ def test_a_nested_requirements_file_is_checked_too(run: Run, tmp_path: Path) -> 
     assert resolved and "lib 2.0" in done.stdout
 
 
+def test_a_requirements_file_from_a_server_is_not_remembered(
+    run: Run, site: Path, tmp_path: Path
+) -> None:
+    # the server's file may change at any time: nothing tells when, so each run reads it
+    served = site / "url-reqs.txt"
+    served.write_text("app==1.0\n")
+    url = run.index.removesuffix("simple/") + "url-reqs.txt"
+    outer = tmp_path / "outer.txt"
+    outer.write_text(f"-r {url}\n")
+    for reqs in (url, str(outer)):
+        run.install("-r", reqs)
+        done, resolved = run.install("-r", reqs)
+        assert resolved and "app 1.0" in done.stdout
+    assert not run.records()
+    served.write_text("app==2.0\n")
+    done, resolved = run.install("-r", str(outer))
+    assert resolved and "app 2.0" in done.stdout
+
+
 def test_another_installed_set_resolves_again(run: Run) -> None:
     run.install("app")
     run.fresh_venv()

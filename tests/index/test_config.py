@@ -170,3 +170,36 @@ def test_command_line_indexes_are_searched_first_each_with_its_origin(tmp_path: 
         ("http://cli/simple", "--index-url"),
         ("http://env/simple", "PIP_EXTRA_INDEX_URL"),
     )
+
+
+def test_what_requirements_files_add_keeps_its_file_and_line(tmp_path: Path) -> None:
+    conf = write(
+        tmp_path / "pip.conf",
+        "[global]\nindex-url = http://main/simple\nextra-index-url = http://mirror/simple\n",
+    )
+    cfg = load_index_config(
+        extra_index_urls=["http://cli-extra/simple", "http://cu128/simple"],
+        find_links=["/wheels"],
+        origins=[("http://cu128/simple", "req.txt:1"), ("/wheels", "req.txt:2")],
+        env={}, files=[conf],
+    )  # fmt: skip
+    # a file's extra indexes come after the command line's, before the configured ones
+    assert cfg.searched == (
+        ("http://cli-extra/simple", "--extra-index-url"),
+        ("http://cu128/simple", "req.txt:1"),
+        ("http://mirror/simple", f"{conf} [global]"),
+        ("http://main/simple", f"{conf} [global]"),
+    )
+    assert cfg.origins["find-links"] == "req.txt:2"
+    # a file's -i replaces the configured indexes too, as pip's finder does
+    cfg = load_index_config(
+        index_url="http://file/simple", extra_index_urls=["http://x/simple"],
+        index_url_origin="req.txt:3", origins=[("http://x/simple", "req.txt:4")],
+        env={}, files=[conf],
+    )  # fmt: skip
+    assert cfg.searched == (("http://x/simple", "req.txt:4"), ("http://file/simple", "req.txt:3"))
+    assert cfg.origin_of("http://file/simple") == "req.txt:3"
+    cfg = load_index_config(
+        no_index=True, origins=[("--no-index", "req.txt:5")], env={}, files=[conf]
+    )
+    assert cfg.index_url is None and cfg.origins["no-index"] == "req.txt:5"

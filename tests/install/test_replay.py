@@ -17,6 +17,7 @@ def _rememberable(*requirements: str, **changes: Any) -> bool:
     resolution = ResolutionOptions()
     env: dict[str, str] = changes.pop("env", {})
     editables: list[str] = changes.pop("editables", [])
+    files: list[str] = changes.pop("files", [])
     for name, value in changes.items():
         if name in SourceOptions.__slots__:
             sources = sources.replace(**{name: value})
@@ -24,13 +25,14 @@ def _rememberable(*requirements: str, **changes: Any) -> bool:
             resolution = resolution.replace(**{name: value})
     return rememberable(
         requirements or ("app",), editables=editables, sources=sources, resolution=resolution,
-        env=env,
+        env=env, files=files,
     )  # fmt: skip
 
 
 def test_a_plain_install_from_an_index_is_rememberable() -> None:
     assert _rememberable("app[more]>=1", "lib==2.0")
     assert _rememberable(env={"FITWHEEL_NO_REMEMBER": "0"})
+    assert _rememberable(files=["reqs.txt", "file:///srv/constraints.txt"])
 
 
 @pytest.mark.parametrize(
@@ -43,6 +45,7 @@ def test_a_plain_install_from_an_index_is_rememberable() -> None:
         {"force_reinstall": True},
         {"require_hashes": True},
         {"editables": ["."]},
+        {"files": ["reqs.txt", "https://index.test/reqs.txt"]},
         {"env": {"FITWHEEL_NO_REMEMBER": "1"}},
     ],
 )

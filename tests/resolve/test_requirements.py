@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from fitwheel.resolve.requirements import RequirementError, collect, unsupported
+from fitwheel.resolve.requirements import RequirementError, collect, ignored, unsupported
 from tests.kit import make_wheel
 
 
@@ -37,7 +37,7 @@ def test_wheel_paths_become_pinned_requirements(tmp_path: Path) -> None:
     [
         ("not a req!!", "not a valid requirement"),
         ("x @ https://h/x.whl", "archive URL is not supported yet"),
-        ("--index-url http://h", "pass --index-url http://h on the command line"),
+        ("-e git+https://h/p.git#egg=p", "from a git repository is not supported yet"),
         ("x --hash=nocolon", "--hash"),
     ],
 )
@@ -67,11 +67,6 @@ def test_file_options_are_kept_with_their_place(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "words"),
     [
-        ("--pre", "--pre: options in requirements files are not applied yet; pass --pre on"),
-        ("-f ./w", "pass --find-links ./w on the command line"),
-        ("--trusted-host h.invalid", "pass --trusted-host h.invalid on the command line"),
-        ("--prefer-binary", "no counterpart to this pip option"),
-        ("--use-feature fast-deps", "--use-feature fast-deps: fitwheel has no counterpart"),
         ("-e .[socks]", "editable install with extras is not supported yet"),
         ("-e git+https://h.invalid/p.git#egg=p", "from a git repository is not supported yet"),
         ("p @ git+https://h.invalid/p.git@v1", "from a git repository is not supported yet"),
@@ -90,11 +85,41 @@ def test_what_is_not_acted_on_yet_is_refused_in_one_place(
     with pytest.raises(RequirementError) as info:
         collect([], files=[str(path)])
     assert f"{path}:2" in str(info.value) and words in str(info.value)
-    assert "index options" not in str(info.value) or line.startswith(("-f", "--trusted"))
     user = collect([], files=[str(path)], allow_pending=True)
     assert [str(r.requirement) for r in user.requirements] == ["ok"]
-    assert len(user.pending) + len(user.options.given()) == 1
+    assert len(user.pending) == 1
     assert words in unsupported(user)[0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["-i http://h.invalid/simple", "--extra-index-url http://h.invalid/x", "--no-index",
+     "-f ./w", "--trusted-host h.invalid", "--pre", "--require-hashes", "--no-require-hashes",
+     "--only-binary :all:", "--no-binary x"],
+)  # fmt: skip
+def test_file_options_are_taken_not_refused(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "r.txt"
+    path.write_text(f"ok\n{line}\n")
+    user = collect([], files=[str(path)])
+    assert [str(r.requirement) for r in user.requirements] == ["ok"]
+    assert user.options and not unsupported(user) and not ignored(user.options)
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("--prefer-binary", "--prefer-binary: fitwheel has no such option and ignores the line"),
+        ("--use-feature fast-deps", "--use-feature fast-deps: fitwheel has no counterpart"),
+    ],
+)
+def test_pip_options_without_a_counterpart_are_warnings(
+    tmp_path: Path, line: str, words: str
+) -> None:
+    path = tmp_path / "r.txt"
+    path.write_text(f"ok\n{line}\n")
+    user = collect([], files=[str(path)])
+    (warning,) = ignored(user.options)
+    assert warning.startswith(f"{path}:2: ") and words in warning
 
 
 def test_a_bom_a_tab_comment_and_a_file_url_wheel(tmp_path: Path) -> None:

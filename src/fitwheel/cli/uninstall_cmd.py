@@ -73,17 +73,45 @@ def _ask(removals: list[Removal], env: TargetEnvironment, quiet: bool) -> bool:
     return answer.strip().lower() in ("", "y", "yes")
 
 
+def _names_in(files: list[str]) -> list[str]:
+    """The projects the requirements ``files`` name, as pip's uninstall takes them: index and
+    other options are read and left aside, a line that names no project (a folder, an archive
+    URL without ``#egg=``) is skipped with a warning."""
+    from fitwheel.resolve.reqforms import Named
+    from fitwheel.resolve.requirements import collect
+
+    user = collect([], files, allow_pending=True)
+    names: list[str] = []
+    for item in user.requirements:
+        if item.source_path is not None and item.source_path.is_dir():
+            print(
+                f"fitwheel: warning: skipping {item.origin}: {item.source_path} is a project "
+                "folder, which names no installed package; name the package instead",
+                file=sys.stderr,
+            )
+        else:
+            names.append(item.requirement.name)
+    for line in user.pending:
+        form = line.form
+        name = form.requirement.name if isinstance(form, Named) else form.name
+        if name is None:
+            print(
+                f"fitwheel: warning: skipping {line.origin}: {line.text} names no project; "
+                "name the package instead",
+                file=sys.stderr,
+            )
+        else:
+            names.append(name)
+    return names
+
+
 def run(args: argparse.Namespace) -> int:
     from fitwheel.cli._targets import target_environment
     from fitwheel.install.place.uninstall import uninstall
 
     names = list(args.names)
     if args.requirement_files:
-        from fitwheel.resolve.requirements import collect
-
-        names += [
-            item.requirement.name for item in collect([], args.requirement_files).requirements
-        ]
+        names += _names_in(args.requirement_files)
     if not names:
         raise UsageError("name at least one package to uninstall, or pass -r FILE.")
     env = target_environment(args)

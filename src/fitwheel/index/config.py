@@ -10,9 +10,11 @@ pip's do. When nothing sets an index URL, the default is pip's own, read from th
 at run time.
 
 Indexes are searched in this order: those named on the command line (``--extra-index-url``
-ones, then ``--index-url``), then the configured ones (extra indexes, then the main one); each
-keeps where it came from (``/etc/pip.conf [global]``, ``PIP_EXTRA_INDEX_URL``, ``--index-url``)
-for ``--explain``, ``--report`` and error messages.
+ones, then those requirements files add, then ``--index-url``), then the configured ones
+(extra indexes, then the main one); a requirements file's ``-i`` replaces all of them but the
+extra indexes written after it. Each keeps where it came from (``/etc/pip.conf [global]``,
+``PIP_EXTRA_INDEX_URL``, ``--index-url``, ``requirements.txt:3``) for ``--explain``,
+``--report`` and error messages.
 """
 
 from __future__ import annotations
@@ -350,47 +352,75 @@ def load_index_config(
     files: Sequence[Path] | None = None,
     interpreter: str | None = None,
     cert: str | None = None,
+    index_url_origin: str | None = None,
+    origins: Sequence[tuple[str, str]] = (),
 ) -> IndexConfig:
-    """Merge pip's config files, the environment and the flags (``None``/empty: not given)."""
+    """Merge pip's config files, the environment and the flags (``None``/empty: not given).
+
+    What requirements files added comes in with the flags (see
+    :meth:`fitwheel.options.SourceOptions.with_file_options`): ``origins`` names the
+    ``file:line`` of each index, find-links place and ``--no-index`` a file gave, and
+    ``index_url_origin`` says that ``index_url`` is a file's ``-i``, which replaces every index
+    the configuration names (the flags' are already replaced)."""
     env = os.environ if env is None else env
+    written = dict(origins)
     settings = _configured(env, site_prefix, files)
-    origins = {
-        key: origin
-        for key, (_, origin) in settings.items()
-        if key in ("index-url", "extra-index-url", "find-links", "no-index", "cert")
-    }
+    kept = {key: origin for key, (_, origin) in settings.items() if key in _SOURCE_KEYS}
     if cert is not None:
         settings["cert"] = ([cert], "--cert")
-        origins["cert"] = "--cert"
+        kept["cert"] = "--cert"
     cert_value = _cert(settings)
     links = tuple(dict.fromkeys([*settings.get("find-links", ([], ""))[0], *find_links]))
     if find_links:
-        configured = origins.get("find-links")
-        origins["find-links"] = f"{configured}, --find-links" if configured else "--find-links"
+        given = dict.fromkeys(written.get(link, "--find-links") for link in find_links)
+        configured = kept.get("find-links")
+        kept["find-links"] = ", ".join([configured, *given] if configured else given)
     if no_index or _truthy(" ".join(settings.get("no-index", (["0"], ""))[0]) or "0"):
-        origins["no-index"] = "--no-index" if no_index else origins.get("no-index", "")
-        return IndexConfig(None, (), links, origins, cert_value)
-    # the order searched: what the command line names, then what the configuration names
-    searched: list[tuple[str, str]] = [(u, "--extra-index-url") for u in extra_index_urls]
-    if index_url is not None:
-        searched.append((index_url, "--index-url"))
-    configured_extras, extras_origin = settings.get("extra-index-url", ([], ""))
-    searched += [(u, extras_origin) for u in configured_extras]
-    if index_url is not None:
-        url = index_url
-        origins["index-url"] = "--index-url"
-    elif settings.get("index-url", ([], ""))[0]:
-        words, origin = settings["index-url"]
-        url = words[-1]
-        searched.append((url, origin))
-    else:
+        flag = written.get("--no-index", "--no-index")
+        kept["no-index"] = flag if no_index else kept.get("no-index", "")
+        return IndexConfig(None, (), links, kept, cert_value)
+    searched, url = _searched(index_url, extra_index_urls, index_url_origin, written, settings)
+    if url is None:
         url = default_index_url(interpreter)
-        origins["index-url"] = "pip's default"
         searched.append((url, "pip's default"))
+        kept["index-url"] = "pip's default"
+    elif index_url is not None:
+        kept["index-url"] = index_url_origin or "--index-url"
     if extra_index_urls:
-        origins["extra-index-url"] = "--extra-index-url"
+        kept["extra-index-url"] = written.get(extra_index_urls[0], "--extra-index-url")
     unique: dict[str, str] = {}
     for item_url, origin in searched:
         unique.setdefault(item_url, origin)
     extras = tuple(u for u in unique if u != url)
-    return IndexConfig(url, extras, links, origins, cert_value, tuple(unique.items()))
+    return IndexConfig(url, extras, links, kept, cert_value, tuple(unique.items()))
+
+
+#: the settings that say where packages come from (kept with their origins)
+_SOURCE_KEYS = ("index-url", "extra-index-url", "find-links", "no-index", "cert")
+
+
+def _searched(
+    index_url: str | None,
+    extra_index_urls: Sequence[str],
+    index_url_origin: str | None,
+    written: Mapping[str, str],
+    settings: _Settings,
+) -> tuple[list[tuple[str, str]], str | None]:
+    """The indexes in the order searched, each with its origin, and the main one (None: none
+    is named, pip's default is): what the flags (and the requirements files) name, then what
+    the configuration names, each group's extra indexes first; a requirements file's ``-i``
+    leaves the configuration's out."""
+    searched = [(u, written.get(u, "--extra-index-url")) for u in extra_index_urls]
+    if index_url is not None:
+        searched.append((index_url, index_url_origin or "--index-url"))
+        if index_url_origin is not None:
+            return searched, index_url
+    configured_extras, extras_origin = settings.get("extra-index-url", ([], ""))
+    searched += [(u, extras_origin) for u in configured_extras]
+    if index_url is not None:
+        return searched, index_url
+    words, origin = settings.get("index-url", ([], ""))
+    if not words:
+        return searched, None
+    searched.append((words[-1], origin))
+    return searched, words[-1]

@@ -30,7 +30,8 @@ and unpacked in the unpacked-wheel cache. Then the same files are installed as a
 resolution would install them, without importing the resolver or the HTTP client; any failed
 check is a miss, and the full path runs (and files a new record).
 
-Not remembered: installs with local files, URLs or editables, ``--find-links`` or ``file://``
+Not remembered: installs with local files, URLs or editables, requirements files read from a
+server (``-r https://...``, directly or from another file), ``--find-links`` or ``file://``
 indexes (a folder has no freshness), hash-checking (``--require-hashes``, ``--hash``),
 ``--force-reinstall``, ``--no-cache-dir``, source builds, wheels an index lists without a hash,
 pages answered without a freshness lifetime (or a 404), and ``--explain``, ``--report`` and
@@ -425,8 +426,26 @@ def record_of(
                 p.action,
             )
         )
-    file_rows = [(path, content_state(path)) for path in dict.fromkeys(files)]
+    file_rows: list[tuple[str, str]] = []
+    for location in dict.fromkeys(files):
+        path = _local_file(location)
+        if path is None:
+            return None  # read from a server: nothing tells when it changes
+        file_rows.append((path, content_state(path)))
     return Remembered(plan, page_rows, file_rows, list(outcome.warnings))
+
+
+def _local_file(location: str) -> str | None:
+    """The path of a requirements file read from ``location`` (a path or a ``file:`` URL);
+    None for one read from a server."""
+    from fitwheel.resolve.reqfile import is_url
+    from fitwheel.resolve.reqforms import file_url_path
+
+    if not is_url(location):
+        return location
+    if location.lower().startswith("file:"):
+        return str(file_url_path(location))
+    return None
 
 
 class Replayed:

@@ -2,7 +2,9 @@
 (:mod:`fitwheel.install.remembered`), and the part of its key that the options make.
 
 An install is never remembered when it builds or reads something local (editables, wheel or
-source files, folders, URLs, ``--find-links``, ``--no-index``), checks hashes
+source files, folders, URLs, ``--find-links``, ``--no-index``), reads a requirements file from
+a server (``-r https://...``; one named inside a file is ruled out when the record is made),
+checks hashes
 (``--require-hashes``), reinstalls (``--force-reinstall``), keeps no cache
 (``--no-cache-dir``), asks the indexes again (``--refresh``), or when its caller needs the
 resolution itself (``--explain``, ``--report``, ``--verify``); ``FITWHEEL_NO_REMEMBER=1`` turns
@@ -35,9 +37,11 @@ def rememberable(
     sources: SourceOptions,
     resolution: ResolutionOptions,
     env: Mapping[str, str],
+    files: Sequence[str] = (),
 ) -> bool:
     """Whether an install of these inputs may use and file records (see the module's
-    docstring; the outputs that need the resolution are the caller's to rule out)."""
+    docstring; the outputs that need the resolution are the caller's to rule out); ``files``
+    are the requirements and constraints files named."""
     from fitwheel.install.remembered import DISABLE_ENV
 
     if env.get(DISABLE_ENV, "") not in ("", "0"):
@@ -46,6 +50,8 @@ def rememberable(
         return False
     if sources.refresh or resolution.force_reinstall or resolution.require_hashes:
         return False
+    if any(name.lower().startswith(("http://", "https://")) for name in files):
+        return False  # read from a server: nothing tells when it changes
     for text in requirements:
         if text.startswith(".") or any(h in text for h in _LOCAL_HINTS):
             return False
@@ -99,7 +105,12 @@ def recall_for(
     """The records as this install uses them, or None where it cannot be remembered (or the
     key's inputs cannot be read: the full path then names the problem)."""
     if not rememberable(
-        requirements, editables=editables, sources=sources, resolution=resolution, env=env
+        requirements,
+        editables=editables,
+        sources=sources,
+        resolution=resolution,
+        env=env,
+        files=[*requirement_files, *constraint_files],
     ):
         return None
     from fitwheel.errors import FitwheelError

@@ -26,7 +26,7 @@ from fitwheel.errors import FitwheelError
 from fitwheel.index.config import IndexConfig, PipSettings, load_index_config, load_pip_settings
 from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session
-from fitwheel.index.session import open_session
+from fitwheel.index.session import RemoteFiles, open_session
 from fitwheel.install.building import SourceBuilds, build_local_sources, build_stage
 from fitwheel.install.context import InstallContext
 from fitwheel.install.env.interpreter import TargetEnvironment, inspect_environment
@@ -41,11 +41,13 @@ from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.platform.profile import Profile
 from fitwheel.reporter import SILENT, Recorder, Reporter
 from fitwheel.resolve.candidates import CandidateSource, Options
-from fitwheel.resolve.requirements import UserInput, collect
+from fitwheel.resolve.reqfile import FileOptions, read_local
+from fitwheel.resolve.requirements import UserInput, collect, ignored
 from fitwheel.variants.names import canonicalize_name
 from fitwheel.variants.ordering import Target
 
 if TYPE_CHECKING:
+    from fitwheel.resolve.formats import FormatControl
     from fitwheel.torchbackend.routing import Router
     from fitwheel.torchbackend.settings import TorchSettings
 
@@ -108,6 +110,16 @@ class InstallRequest:
         merged.placement = self.placement.with_pip_settings(settings)
         return merged
 
+    def with_file_options(self, options: FileOptions) -> InstallRequest:
+        """This request with what its requirements files say on top (each record's
+        ``with_file_options``: pip's rules)."""
+        import copy
+
+        merged = copy.copy(self)
+        merged.sources = self.sources.with_file_options(options)
+        merged.resolution = self.resolution.with_file_options(options)
+        return merged
+
 
 def cache_dir(request: InstallRequest) -> Path:
     """``--cache-dir``, else ``FITWHEEL_CACHE_DIR``, else the user cache folder."""
@@ -164,14 +176,24 @@ def _run_install(
             "package manager owns (PEP 668): create a virtual environment and pass --python "
             "VENV, or pass --break-system-packages to install there anyway."
         )
+
+    # a file read from a server comes through a session of the flags' and pip's sources; the
+    # install's own session adds what the files say (their trusted hosts)
+    def reading() -> Session:
+        return open_session(request.sources, request.env, layout=layout, settings=settings)
+
+    remote = RemoteFiles(reading, read_local)
     user = collect(
         request.requirements,
-        request.requirement_files,
-        request.constraint_files,
+        [remote.location(name) for name in request.requirement_files],
+        [remote.location(name) for name in request.constraint_files],
         request.editables,
+        read=remote,
+        env=request.env,
     )
     if not user.requirements:
         raise FitwheelError("nothing to install: name at least one requirement or pass -r FILE.")
+    request = request.with_file_options(user.options)
     session = open_session(request.sources, request.env, layout=layout, settings=settings)
     if request.remember:
         session.reads = []
@@ -231,6 +253,7 @@ def _run_locked(
             reporter=Recorder(reporter),
         )
         outcome = _stages(ctx)
+        outcome.warnings[:0] = ignored(user.options)
         if outcome.installed is not None:
             outcome.installed.notes[:0] = envs.recovered
         else:  # nothing installed: what recovery did is a warning
@@ -271,6 +294,8 @@ def _candidate_source(
         site_prefix=str(env.prefix),
         interpreter=env.python,
         cert=request.sources.cert,
+        index_url_origin=request.sources.index_url_origin,
+        origins=request.sources.origins,
     )
     session.cafile = config.cert
     config = config.with_urls(session.add_credentials)
@@ -279,8 +304,6 @@ def _candidate_source(
         # a requirement's own --variant=LABEL (a frozen variant install); the flag wins
         if item.variant is not None:
             forced.setdefault(item.name, item.variant)
-    from fitwheel.resolve.formats import FormatControl
-
     options = Options(
         target=target,
         python_version=env.python_version,
@@ -288,13 +311,27 @@ def _candidate_source(
         pre=request.resolution.pre,
         no_variants=request.resolution.no_variants,
         forced=forced,
-        formats=FormatControl(request.resolution.no_binary, request.resolution.only_binary),
+        formats=_formats(request.resolution),
     )
     router = _router(request, env, user, target, profile, config)
     source = CandidateSource(
         Finder(config, session, request.sources.index_strategy, route=router), options
     )
     return config, source, router
+
+
+def _formats(resolution: ResolutionOptions) -> FormatControl:
+    """``--no-binary``/``--only-binary`` as pip reads them: the flags', then the requirements
+    files', in order."""
+    from fitwheel.resolve.formats import FormatControl
+
+    formats = FormatControl(resolution.no_binary, resolution.only_binary)
+    for option, value in resolution.formats:
+        if option == "--no-binary":
+            formats.add(option, value, formats.no_binary, formats.only_binary)
+        else:
+            formats.add(option, value, formats.only_binary, formats.no_binary)
+    return formats
 
 
 def _source_builds(
@@ -318,6 +355,7 @@ def _source_builds(
                 no_variants=request.resolution.no_variants,
                 no_binary=request.resolution.no_binary,
                 only_binary=request.resolution.only_binary,
+                formats=request.resolution.formats,
                 build_timeout=request.resolution.build_timeout,
             ),
             placement=PlacementOptions(

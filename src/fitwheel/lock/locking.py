@@ -34,7 +34,7 @@ from fitwheel.errors import InputError, ResolutionError
 from fitwheel.index.config import IndexConfig, load_index_config
 from fitwheel.index.finder import FIND_LINKS_RANK, Finder, search_order
 from fitwheel.index.http import Session
-from fitwheel.index.session import open_session
+from fitwheel.index.session import RemoteFiles, open_session
 from fitwheel.index.simple import Link
 from fitwheel.lock.document import (
     Lock,
@@ -49,7 +49,8 @@ from fitwheel.options import ResolutionOptions, SourceOptions
 from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
 from fitwheel.resolve.provider import SharedMetadata
-from fitwheel.resolve.requirements import UserInput, collect
+from fitwheel.resolve.reqfile import read_local
+from fitwheel.resolve.requirements import UserInput, collect, ignored
 from fitwheel.resolve.resolver import Resolution, resolve
 
 if TYPE_CHECKING:
@@ -193,7 +194,20 @@ def run_lock(
 ) -> LockOutcome:
     if not targets:
         raise InputError("a lock needs at least one target: pass --profile FILE (repeatable).")
-    user = collect(request.requirements, request.requirement_files, request.constraint_files)
+    layout = CacheLayout(cache_root(request.sources.cache_dir, request.env))
+
+    def reading() -> Session:
+        # a file read from a server: the flags' and pip's sources (not yet the files')
+        return open_session(request.sources, request.env, layout=layout, site_prefix=sys.prefix)
+
+    remote = RemoteFiles(reading, read_local)
+    user = collect(
+        request.requirements,
+        [remote.location(name) for name in request.requirement_files],
+        [remote.location(name) for name in request.constraint_files],
+        read=remote,
+        env=request.env,
+    )
     if not user.requirements:
         raise InputError("nothing to lock: name at least one requirement or pass -r FILE.")
     for item in user.requirements:
@@ -202,8 +216,9 @@ def run_lock(
                 f"{item.origin}: {item.wheel_path} is a local wheel; a lock names files that "
                 "every machine can fetch: publish it to an index or a find-links folder."
             )
-    sources = request.sources
-    layout = CacheLayout(cache_root(sources.cache_dir, request.env))
+    sources = request.sources.with_file_options(user.options)
+    # of the resolution options a lock reads, files can turn on --pre
+    pre = request.resolution.with_file_options(user.options).pre
     session = open_session(sources, request.env, layout=layout, site_prefix=sys.prefix)
     config = load_index_config(
         index_url=sources.index_url,
@@ -214,14 +229,10 @@ def run_lock(
         site_prefix=sys.prefix,
         interpreter=sys.executable,
         cert=sources.cert,
+        index_url_origin=sources.index_url_origin,
+        origins=sources.origins,
     )
-    config = IndexConfig(
-        session.add_credentials(config.index_url) if config.index_url else None,
-        tuple(session.add_credentials(u) for u in config.extra_index_urls),
-        config.find_links,
-        config.origins,
-        config.cert,
-    )
+    config = config.with_urls(session.add_credentials)
     pages = _Shared()
     shared = SharedMetadata()
     resolutions = []
@@ -229,12 +240,12 @@ def run_lock(
     routers: list[Router | None] = []
     for target in targets:
         router = _router(request, user, target, config)
-        finder = _SharedFinder(config, session, request.sources.index_strategy, pages, router)
+        finder = _SharedFinder(config, session, sources.index_strategy, pages, router)
         options = Options(
             target=target.target,
             python_version=target.environment["python_full_version"],
             tags=target.tags,
-            pre=request.resolution.pre,
+            pre=pre,
         )
         source = CandidateSource(finder, options)
         try:
@@ -259,7 +270,7 @@ def run_lock(
     lock = _build(user, targets, resolutions, finders, shared, session, routers)
     # what is written must read back: the reader's checks (hashes, variants-json) apply
     lock = loads_lock(lock.dumps(), "the new lock")
-    warnings = _torch_warnings(targets, routers)
+    warnings = [*ignored(user.options), *_torch_warnings(targets, routers)]
     return LockOutcome(lock, targets, resolutions, config, warnings, routers)
 
 

@@ -7,7 +7,10 @@ one per-requirement option, ``--variant=LABEL``: install that variant of the pro
 it). What the install acts on becomes a :class:`UserRequirement`; the rest of what a file or
 the command line may say (file options, archive URLs, version-control URLs, editable installs
 with extras or from a repository, ``--config-settings``) is kept in :attr:`UserInput.options`
-and :attr:`UserInput.pending`, and :func:`unsupported` says why each is not acted on yet.
+and :attr:`UserInput.pending`. The commands apply the file options (see
+:meth:`fitwheel.options.SourceOptions.with_file_options`); :func:`ignored` warns of those
+fitwheel has no counterpart for, and :func:`unsupported` says why each pending requirement is
+not acted on yet.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ __all__ = [
     "UserInput",
     "UserRequirement",
     "collect",
+    "ignored",
     "unsupported",
 ]
 
@@ -222,39 +226,30 @@ def _reason(line: RequirementLine) -> str:
     return f"{where}: fitwheel builds sdists from .tar.gz and .zip archives only."
 
 
-#: file options the command line takes too
-_ON_COMMAND_LINE = frozenset(
-    {
-        "--index-url",
-        "--extra-index-url",
-        "--no-index",
-        "--find-links",
-        "--pre",
-        "--only-binary",
-        "--no-binary",
-        "--trusted-host",
-        "--require-hashes",
-    }
-)
-
-
 def unsupported(user: UserInput) -> list[str]:
-    """Why each file option and requirement in ``user`` that the install does not act on yet
-    is not acted on (empty when there is none)."""
+    """Why each requirement in ``user`` that the install does not act on yet is not acted on
+    (empty when there is none). The file options are acted on (see
+    :meth:`fitwheel.options.SourceOptions.with_file_options`), or warned of (:func:`ignored`)."""
+    return [_reason(line) for line in user.pending]
+
+
+def ignored(options: FileOptions) -> list[str]:
+    """A warning for each option of a requirements file that pip takes and fitwheel reads
+    but does not act on (the install goes on without it, as it would without the line).
+    ``--no-require-hashes`` needs none: fitwheel never turns hash-checking on by itself."""
     out: list[str] = []
-    for option, value in user.options.given():
+    if options.prefer_binary is not None:
+        out.append(
+            f"{options.prefer_binary.origin}: --prefer-binary: fitwheel has no such option and "
+            "ignores the line; pass --only-binary :all: (or a project's name) to install "
+            "wheels only."
+        )
+    for option, value in options.pip_only:
         shown = option if value.value == option else f"{option} {value.value}"
-        if option in _ON_COMMAND_LINE:
-            out.append(
-                f"{value.origin}: {shown}: options in requirements files are not applied yet; "
-                f"pass {shown} on the command line instead."
-            )
-        else:
-            out.append(
-                f"{value.origin}: {shown}: fitwheel has no counterpart to this pip option; "
-                "remove the line."
-            )
-    out += [_reason(line) for line in user.pending]
+        out.append(
+            f"{value.origin}: {shown}: fitwheel has no counterpart to this pip option and "
+            "ignores the line."
+        )
     return out
 
 
@@ -270,8 +265,8 @@ def collect(
 ) -> UserInput:
     """What the command line and the requirements files ask for. ``read`` reads requirements
     files (by path or URL), ``env`` expands ``${NAME}`` in them (``os.environ`` by default).
-    Unless ``allow_pending``, anything the install does not act on yet is refused, with the
-    reasons :func:`unsupported` gives."""
+    Unless ``allow_pending``, a requirement the install does not act on yet is refused, with
+    the reasons :func:`unsupported` gives."""
     out = UserInput()
     lines: list[RequirementLine] = []
     cwd = Path.cwd()
