@@ -252,8 +252,9 @@ def _run_locked(
             router=router,
             reporter=Recorder(reporter),
         )
+        for line in ignored(user.options):  # options of the user's files that pip alone reads
+            ctx.reporter.warning(line)
         outcome = _stages(ctx)
-        outcome.warnings[:0] = ignored(user.options)
         if outcome.installed is not None:
             outcome.installed.notes[:0] = envs.recovered
         else:  # nothing installed: what recovery did is a warning
