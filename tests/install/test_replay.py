@@ -9,6 +9,7 @@ import pytest
 
 from fitwheel.install.remembered import digest
 from fitwheel.install.replay import options_key, rememberable
+from fitwheel.install.request import InstallRequest
 from fitwheel.options import PlacementOptions, ResolutionOptions, SourceOptions
 
 
@@ -23,10 +24,11 @@ def _rememberable(*requirements: str, **changes: Any) -> bool:
             sources = sources.replace(**{name: value})
         else:
             resolution = resolution.replace(**{name: value})
-    return rememberable(
-        requirements or ("app",), editables=editables, sources=sources, resolution=resolution,
-        env=env, files=files,
+    request = InstallRequest(
+        requirements=requirements or ("app",), requirement_files=files, editables=editables,
+        sources=sources, resolution=resolution,
     )  # fmt: skip
+    return rememberable(request, env)
 
 
 def test_a_plain_install_from_an_index_is_rememberable() -> None:
@@ -63,19 +65,9 @@ def test_local_requirements_are_not_remembered(requirement: str) -> None:
 
 
 def _key(**changes: Any) -> str:
-    parts: dict[str, Any] = {
-        "requirements": ["app"],
-        "requirement_files": [],
-        "constraint_files": [],
-        "python": None,
-        "dry_run": False,
-        "sources": SourceOptions(),
-        "resolution": ResolutionOptions(),
-        "placement": PlacementOptions(),
-        "torch": None,
-    }
+    parts: dict[str, Any] = {"requirements": ["app"], "env": {}}
     parts.update(changes)
-    return digest(options_key(**parts))
+    return digest(options_key(InstallRequest(**parts)))
 
 
 def test_the_key_changes_with_every_field_of_every_record() -> None:

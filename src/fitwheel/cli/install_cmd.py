@@ -16,6 +16,7 @@ from fitwheel.errors import UsageError
 if TYPE_CHECKING:
     from fitwheel.install.place.core import InstallResult
     from fitwheel.install.remembered import Recall
+    from fitwheel.install.request import InstallRequest
     from fitwheel.install.workflow import InstallOutcome
     from fitwheel.options import PlacementOptions
     from fitwheel.platform.profile import Profile
@@ -194,18 +195,10 @@ class _Options:
         self.torch = torch_settings_of(args)
 
 
-def _recall(
-    args: argparse.Namespace, options: _Options, target: Target | None, profile: Profile | None
-) -> Recall | None:
-    """The remembered resolutions as this install uses them, or None (see
-    :mod:`fitwheel.install.replay`); the outputs that need the resolution rule them out."""
-    if args.explain or args.report or args.verify:
-        return None
-    import os
+def _request(args: argparse.Namespace, options: _Options) -> InstallRequest:
+    from fitwheel.install.request import InstallRequest
 
-    from fitwheel.install.replay import recall_for
-
-    return recall_for(
+    return InstallRequest(
         requirements=args.requirements,
         requirement_files=args.requirement_files,
         constraint_files=args.constraint_files,
@@ -216,9 +209,24 @@ def _recall(
         resolution=options.resolution,
         placement=options.placement,
         torch=options.torch,
-        env=os.environ,
-        target=(target, profile),
     )
+
+
+def _recall(
+    args: argparse.Namespace,
+    request: InstallRequest,
+    target: Target | None,
+    profile: Profile | None,
+) -> Recall | None:
+    """The remembered resolutions as this install uses them, or None (see
+    :mod:`fitwheel.install.replay`); the outputs that need the resolution rule them out."""
+    if args.explain or args.report or args.verify:
+        return None
+    import os
+
+    from fitwheel.install.replay import recall_for
+
+    return recall_for(request, env=os.environ, target=(target, profile))
 
 
 def _replayed(
@@ -251,14 +259,16 @@ def run(args: argparse.Namespace) -> int:
     target, profile, description = _target(
         args, options.torch.backend == "auto", options.sources.cache_dir
     )
-    recall = _recall(args, options, target, profile)
+    request = _request(args, options)
+    recall = _recall(args, request, target, profile)
     from fitwheel.cli._reporting import reporter_for
 
     reporter = reporter_for(args)
     try:
         if recall is not None and _replayed(args, recall, options.placement, reporter):
             return 0
-        outcome = _install(args, options, recall, target, profile, reporter)
+        request.remember = recall is not None
+        outcome = _install(request, recall, target, profile, reporter)
     finally:
         reporter.close()
     _show(args, outcome, profile, description)
@@ -266,29 +276,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _install(
-    args: argparse.Namespace,
-    options: _Options,
+    request: InstallRequest,
     recall: Recall | None,
     target: Target | None,
     profile: Profile | None,
     reporter: Reporter,
 ) -> InstallOutcome:
     """The full install: resolve, fetch, build and place (and keep it for a replay)."""
-    from fitwheel.install.workflow import InstallRequest, run_install
+    from fitwheel.install.workflow import run_install
 
-    request = InstallRequest(
-        requirements=args.requirements,
-        requirement_files=args.requirement_files,
-        constraint_files=args.constraint_files,
-        editables=args.editables,
-        python=args.python,
-        dry_run=args.dry_run,
-        sources=options.sources,
-        resolution=options.resolution,
-        placement=options.placement,
-        torch=options.torch,
-        remember=recall is not None,
-    )
     outcome = run_install(request, target=target, profile=profile, reporter=reporter)
     if recall is not None:
         if outcome.installed is not None and recall.recovered:

@@ -20,39 +20,32 @@ from fitwheel.options import key_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
     from fitwheel.install.remembered import Recall
-    from fitwheel.options import PlacementOptions, ResolutionOptions, SourceOptions
+    from fitwheel.install.request import InstallRequest
 
 #: requirement strings that name a file, a folder or a URL (never remembered)
 _LOCAL_HINTS = ("/", "\\", "://", "@", "~")
 _LOCAL_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar")
 
 
-def rememberable(
-    requirements: Sequence[str],
-    *,
-    editables: Sequence[str],
-    sources: SourceOptions,
-    resolution: ResolutionOptions,
-    env: Mapping[str, str],
-    files: Sequence[str] = (),
-) -> bool:
-    """Whether an install of these inputs may use and file records (see the module's
-    docstring; the outputs that need the resolution are the caller's to rule out); ``files``
-    are the requirements and constraints files named."""
+def rememberable(request: InstallRequest, env: Mapping[str, str]) -> bool:
+    """Whether ``request`` may use and file records (see the module's docstring; the outputs
+    that need the resolution are the caller's to rule out)."""
     from fitwheel.install.remembered import DISABLE_ENV
 
+    sources, resolution = request.sources, request.resolution
     if env.get(DISABLE_ENV, "") not in ("", "0"):
         return False
-    if editables or sources.no_cache or sources.find_links or sources.no_index:
+    if request.editables or sources.no_cache or sources.find_links or sources.no_index:
         return False
     if sources.refresh or resolution.force_reinstall or resolution.require_hashes:
         return False
+    files = [*request.requirement_files, *request.constraint_files]
     if any(name.lower().startswith(("http://", "https://")) for name in files):
         return False  # read from a server: nothing tells when it changes
-    for text in requirements:
+    for text in request.requirements:
         if text.startswith(".") or any(h in text for h in _LOCAL_HINTS):
             return False
         if text.lower().endswith(_LOCAL_SUFFIXES):
@@ -60,75 +53,39 @@ def rememberable(
     return True
 
 
-def options_key(
-    *,
-    requirements: Sequence[str],
-    requirement_files: Sequence[str],
-    constraint_files: Sequence[str],
-    python: str | None,
-    dry_run: bool,
-    sources: SourceOptions,
-    resolution: ResolutionOptions,
-    placement: PlacementOptions,
-    torch: object,
-) -> dict[str, object]:
+def options_key(request: InstallRequest) -> dict[str, object]:
     """The options' part of a record's key: every field of every record, and the inputs
     named on the command line."""
     return {
-        "requirements": list(requirements),
-        "requirement_files": list(requirement_files),
-        "constraint_files": list(constraint_files),
-        "python": python,
-        "dry_run": dry_run,
-        "sources": key_of(sources),
-        "resolution": key_of(resolution),
-        "placement": key_of(placement),
-        "torch": torch,
+        "requirements": list(request.requirements),
+        "requirement_files": list(request.requirement_files),
+        "constraint_files": list(request.constraint_files),
+        "python": request.python,
+        "dry_run": request.dry_run,
+        "sources": key_of(request.sources),
+        "resolution": key_of(request.resolution),
+        "placement": key_of(request.placement),
+        "torch": request.torch,
     }
 
 
-def recall_for(
-    *,
-    requirements: Sequence[str],
-    requirement_files: Sequence[str],
-    constraint_files: Sequence[str],
-    editables: Sequence[str],
-    python: str | None,
-    dry_run: bool,
-    sources: SourceOptions,
-    resolution: ResolutionOptions,
-    placement: PlacementOptions,
-    torch: object,
-    env: Mapping[str, str],
-    target: object,
-) -> Recall | None:
-    """The records as this install uses them, or None where it cannot be remembered (or the
+def recall_for(request: InstallRequest, *, env: Mapping[str, str], target: object) -> Recall | None:
+    """The records as ``request`` uses them, or None where it cannot be remembered (or the
     key's inputs cannot be read: the full path then names the problem)."""
-    if not rememberable(
-        requirements,
-        editables=editables,
-        sources=sources,
-        resolution=resolution,
-        env=env,
-        files=[*requirement_files, *constraint_files],
-    ):
+    if not rememberable(request, env):
         return None
     from fitwheel.errors import FitwheelError
     from fitwheel.install.remembered import Recall
 
-    options = options_key(
-        requirements=requirements,
-        requirement_files=requirement_files,
-        constraint_files=constraint_files,
-        python=python,
-        dry_run=dry_run,
-        sources=sources,
-        resolution=resolution,
-        placement=placement,
-        torch=torch,
-    )
+    sources = request.sources
     cache_dir = None if sources.cache_dir is None else str(sources.cache_dir)
     try:
-        return Recall(options=options, env=env, python=python, cache_dir=cache_dir, target=target)
+        return Recall(
+            options=options_key(request),
+            env=env,
+            python=request.python,
+            cache_dir=cache_dir,
+            target=target,
+        )
     except (FitwheelError, OSError, KeyError, TypeError, ValueError):
         return None
