@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.kit import build_simple_index, clean_env, make_venv, make_wheel, serve
+from tests.kit.env import pip_choice as pip_report_choice
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
 
@@ -61,15 +62,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def pip_choice(setup: dict[str, Any], *args: str) -> dict[str, str]:
-    report = setup["root"] / "pip-report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--dry-run", "--ignore-installed",
-         "--report", str(report), *args],
-        capture_output=True, text=True, env=setup["env"], timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    data = json.loads(report.read_text())
-    return {e["metadata"]["name"]: e["metadata"]["version"] for e in data["install"]}
+    return pip_report_choice(setup["root"], setup["env"], *args)
 
 
 def fitwheel(setup: dict[str, Any], *args: str) -> tuple[dict[str, str], Any, str]:

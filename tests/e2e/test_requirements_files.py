@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.kit import build_simple_index, clean_env, make_venv, make_wheel, serve
+from tests.kit.env import pip_choice as pip_report_choice
 from tests.kit.sdists import make_sdist
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
@@ -66,15 +67,7 @@ def write(setup: dict[str, Any], name: str, text: str) -> Path:
 
 
 def pip_choice(setup: dict[str, Any], *args: str) -> dict[str, str]:
-    report = setup["root"] / "pip-report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--dry-run", "--ignore-installed",
-         "--report", str(report), *args],
-        capture_output=True, text=True, env=setup["env"], timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    data = json.loads(report.read_text())
-    return {e["metadata"]["name"]: e["metadata"]["version"] for e in data["install"]}
+    return pip_report_choice(setup["root"], setup["env"], *args)
 
 
 def run(setup: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:

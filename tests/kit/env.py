@@ -107,3 +107,19 @@ def process_gone(pid: int, within: float = 5.0) -> bool:
         if time.monotonic() > end:
             return False
         time.sleep(0.05)
+
+
+def pip_choice(root: Path, env: dict[str, str], *args: str) -> dict[str, str]:
+    """What real pip would install for ``args`` (a dry run, ignoring what is installed): name ->
+    version, from its ``--report`` (written under ``root``)."""
+    import json
+
+    report = root / "pip-report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--dry-run", "--ignore-installed",
+         "--report", str(report), *args],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads(report.read_text())
+    return {e["metadata"]["name"]: e["metadata"]["version"] for e in data["install"]}
