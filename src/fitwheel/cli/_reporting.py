@@ -9,11 +9,14 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
-from typing import Any, TextIO
 
 from fitwheel.reporter import Reporter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no typing at run time: every command that says something loads this
+    import argparse
+    from typing import Any, TextIO
 
 #: how a warning line starts on stderr
 WARNING_PREFIX = "fitwheel: warning: "

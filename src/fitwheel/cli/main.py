@@ -184,10 +184,6 @@ def _warnings_as_notices() -> None:
     user as the reporter's warning line, without Python's file and line."""
     import warnings  # already loaded by the interpreter at start-up
 
-    from fitwheel.cli._reporting import ConsoleReporter
-
-    console = ConsoleReporter()
-
     def show(
         message: Warning | str,
         category: type[Warning],
@@ -196,7 +192,9 @@ def _warnings_as_notices() -> None:
         file: object = None,
         line: str | None = None,
     ) -> None:
-        console.warning(str(message))
+        from fitwheel.cli._reporting import ConsoleReporter  # loaded when a library warns
+
+        ConsoleReporter().warning(str(message))
 
     warnings.showwarning = show
 
