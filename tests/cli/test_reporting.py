@@ -60,15 +60,20 @@ def test_bars_on_a_terminal_are_taken_down() -> None:
     assert b"big.whl" in drawn
 
 
-def test_json_keeps_and_prints_nothing(capsys: object) -> None:
-    reporter = JsonReporter()
+def test_json_keeps_everything_and_writes_only_warnings_to_stderr() -> None:
+    err = io.StringIO()
+    reporter = JsonReporter(err)
     _say_all(reporter)
     assert reporter.notices == ["torch: from the cpu index"]
     assert reporter.warnings == ["a.whl: RECORD lists no hash for a/x.py"]
+    assert err.getvalue() == "fitwheel: warning: a.whl: RECORD lists no hash for a/x.py\n"
+    silent = io.StringIO()
+    _say_all(JsonReporter(silent, quiet=2))
+    assert silent.getvalue() == ""
 
 
 def test_recorder_passes_on_and_keeps_warnings() -> None:
-    inner = JsonReporter()
+    inner = JsonReporter(io.StringIO())
     recorder = Recorder(inner)
     _say_all(recorder)
     assert recorder.warnings == inner.warnings == ["a.whl: RECORD lists no hash for a/x.py"]

@@ -5,7 +5,6 @@ its folder on stderr while the command carries on."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,6 +18,9 @@ def read_target(args: argparse.Namespace) -> tuple[TargetEnvironment, Inventory]
 
     env = target_environment(args)
     inventory = read_inventory(env.site_dirs)
+    from fitwheel.cli._reporting import reporter_for
+
+    reporter = reporter_for(args)
     for problem in inventory.problems:
-        print(f"fitwheel: warning: {problem}", file=sys.stderr)
+        reporter.warning(problem)
     return env, inventory

@@ -3,8 +3,9 @@
 - :class:`ConsoleReporter`: notices and warnings on stderr, one line each, and progress bars
   drawn with rich while stderr is a terminal (rich is loaded only when a bar is first drawn);
 - the same at ``-q``: warnings only; at ``-qq``: nothing;
-- :class:`JsonReporter`: keeps notices and warnings for the command's JSON document, draws
-  nothing, so that stdout stays one document and stderr stays empty.
+- :class:`JsonReporter` (``--json``): keeps notices and warnings for the command's JSON
+  document and draws nothing, so that stdout stays one document; warnings still go to stderr
+  (one line each, hidden at ``-qq``), so none is lost.
 """
 
 from __future__ import annotations
@@ -79,21 +80,25 @@ def _start_bars(stream: TextIO) -> Any:
 
 
 class JsonReporter(Reporter):
-    """Keeps what it is told for the command's JSON output; writes nothing itself."""
+    """Keeps what it is told for the command's JSON output; warnings are also written to
+    ``stream`` (stderr), never to stdout."""
 
-    def __init__(self) -> None:
+    def __init__(self, stream: TextIO | None = None, *, quiet: int = 0) -> None:
         self.notices: list[str] = []
         self.warnings: list[str] = []
+        self._console = ConsoleReporter(stream, quiet=max(quiet, 1))  # no bars, no notices
 
     def notice(self, message: str) -> None:
         self.notices.append(message)
 
     def warning(self, message: str) -> None:
         self.warnings.append(message)
+        self._console.warning(message)
 
 
 def reporter_for(args: argparse.Namespace) -> Reporter:
     """The reporter a command's options ask for: JSON output, quiet levels, or the console."""
+    quiet = int(getattr(args, "quiet", 0) or 0)
     if getattr(args, "json", False):
-        return JsonReporter()
-    return ConsoleReporter(quiet=int(getattr(args, "quiet", 0) or 0))
+        return JsonReporter(quiet=quiet)
+    return ConsoleReporter(quiet=quiet)

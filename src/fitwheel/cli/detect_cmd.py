@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from fitwheel.platform.detect import Detection
     from fitwheel.platform.profile import Profile
+    from fitwheel.reporter import Reporter
 
 HELP = "Show what this machine (or a sysroot) supports."
 ENV_SYSROOT = "FITWHEEL_SYSROOT"
@@ -118,13 +119,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     sys.stdout.write(render(profile, detection, origin, policy))
     for path in args.check:
-        sys.stdout.write(check_file(profile, path, policy))
+        from fitwheel.cli._reporting import reporter_for
+
+        sys.stdout.write(check_file(profile, path, policy, reporter_for(args)))
     if args.output and not args.quiet:
         sys.stdout.write(f"\nProfile written to {args.output}\n")
     return 0
 
 
-def check_file(profile: Profile, path: str, policy: str) -> str:
+def check_file(profile: Profile, path: str, policy: str, reporter: Reporter) -> str:
     """Which builds of the variants file at ``path`` run on each device, and on the machine under
     ``policy``; a GPU that none of them supports is warned about on stderr."""
     from fitwheel.platform.coverage import unserved_gpus
@@ -160,7 +163,7 @@ def check_file(profile: Profile, path: str, policy: str) -> str:
     lines.append(f"  chosen for this machine (GPU policy {policy}): {_first(machine.labels)}")
     unserved = unserved_gpus(info, machine.labels, machine.rejected, profile.devices)
     if unserved is not None:
-        sys.stderr.write(f"fitwheel: warning: {unserved.describe(name)}\n")
+        reporter.warning(unserved.describe(name))
     return "\n".join(lines) + "\n"
 
 

@@ -38,8 +38,11 @@ def run(args: argparse.Namespace) -> int:
 
     lock = read_lock(args.lock)
     text, warnings = export(lock, host_for(args, None), allow_fallback=args.allow_fallback)
+    from fitwheel.cli._reporting import reporter_for
+
+    reporter = reporter_for(args)
     for warning in warnings:
-        print(f"fitwheel: warning: {warning}", file=sys.stderr)
+        reporter.warning(warning)
     if args.output:
         from fitwheel.fs import atomic_write
 

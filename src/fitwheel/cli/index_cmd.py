@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -34,8 +33,11 @@ def run(args: argparse.Namespace) -> int:
     from fitwheel.publish.index_build import build_index
 
     report = build_index(args.wheel_dir, args.output, mode="copy" if args.copy else "auto")
+    from fitwheel.cli._reporting import reporter_for
+
+    reporter = reporter_for(args)
     for warning in report.warnings:
-        print(f"fitwheel: warning: {warning}", file=sys.stderr)
+        reporter.warning(warning)
     if args.json:
         print(json.dumps(asdict(report), indent=2))
         return 0

@@ -81,9 +81,10 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, defaults: bool = Tr
     common.add_argument(
         "-q",
         "--quiet",
-        action="store_true",
-        help="print results and errors only: no progress bars or notices",
-        default=unset,
+        action="count",
+        help="print results, warnings and errors only: no progress bars or notices (-qq: no "
+        "warnings either), as pip's levels",
+        default=0 if defaults else argparse.SUPPRESS,
     )
 
 
@@ -123,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in COMMANDS:
         # The usual call starts with the command: the top-level parser would only hand the
         # rest over, so it is not built.
-        command, rest, debug, quiet = argv[0], argv[1:], False, False
+        command, rest, debug, quiet = argv[0], argv[1:], False, 0
     else:
         top = _top_parser(COMMANDS)
         ns = top.parse_args(argv)
@@ -138,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = command_parser(command, module, help_)
     args = parser.parse_args(rest)
     args.debug = args.debug or debug
-    args.quiet = args.quiet or quiet
+    args.quiet = max(args.quiet, quiet)
     return run_guarded(module.run, args)
 
 

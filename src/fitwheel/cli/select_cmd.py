@@ -63,9 +63,11 @@ def run(args: argparse.Namespace) -> int:
     name = os.path.basename(os.path.normpath(args.variants_json))
     if unserved is not None:
         # Never a silent fall back: the choice below leaves a GPU unused.
-        sys.stderr.write(
-            f"fitwheel: warning: {unserved.describe(name)}. The choice falls back to "
-            f"{ordering.labels[0] if ordering.ordered else 'a non-variant wheel'}.\n"
+        from fitwheel.cli._reporting import reporter_for
+
+        reporter_for(args).warning(
+            f"{unserved.describe(name)}. The choice falls back to "
+            f"{ordering.labels[0] if ordering.ordered else 'a non-variant wheel'}."
         )
     out = sys.stdout
     if args.json:

@@ -135,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         if blocks:
             print("\n---\n".join(blocks))
     if missing:
-        print(f"fitwheel: warning: package(s) not found: {', '.join(missing)}", file=sys.stderr)
+        from fitwheel.cli._reporting import reporter_for
+
+        reporter_for(args).warning(f"package(s) not found: {', '.join(missing)}")
         return 1
     return 0

@@ -13,6 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from fitwheel.install.env.interpreter import TargetEnvironment
     from fitwheel.install.place.uninstall import Removal
+    from fitwheel.reporter import Reporter
 
 HELP = "Uninstall packages (all of them or none)."
 
@@ -73,7 +74,7 @@ def _ask(removals: list[Removal], env: TargetEnvironment, quiet: bool) -> bool:
     return answer.strip().lower() in ("", "y", "yes")
 
 
-def _names_in(files: list[str]) -> list[str]:
+def _names_in(files: list[str], reporter: Reporter) -> list[str]:
     """The projects the requirements ``files`` name, as pip's uninstall takes them: index and
     other options are read and left aside, a line that names no project (a folder, an archive
     URL without ``#egg=``) is skipped with a warning."""
@@ -84,10 +85,9 @@ def _names_in(files: list[str]) -> list[str]:
     names: list[str] = []
     for item in user.requirements:
         if item.source_path is not None and item.source_path.is_dir():
-            print(
-                f"fitwheel: warning: skipping {item.origin}: {item.source_path} is a project "
-                "folder, which names no installed package; name the package instead",
-                file=sys.stderr,
+            reporter.warning(
+                f"skipping {item.origin}: {item.source_path} is a project folder, which names "
+                "no installed package; name the package instead"
             )
         else:
             names.append(item.requirement.name)
@@ -95,10 +95,8 @@ def _names_in(files: list[str]) -> list[str]:
         form = line.form
         name = form.requirement.name if isinstance(form, Named) else form.name
         if name is None:
-            print(
-                f"fitwheel: warning: skipping {line.origin}: {line.text} names no project; "
-                "name the package instead",
-                file=sys.stderr,
+            reporter.warning(
+                f"skipping {line.origin}: {line.text} names no project; name the package instead"
             )
         else:
             names.append(name)
@@ -106,12 +104,14 @@ def _names_in(files: list[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fitwheel.cli._reporting import reporter_for
     from fitwheel.cli._targets import target_environment
     from fitwheel.install.place.uninstall import uninstall
 
+    reporter = reporter_for(args)
     names = list(args.names)
     if args.requirement_files:
-        names += _names_in(args.requirement_files)
+        names += _names_in(args.requirement_files, reporter)
     if not names:
         raise UsageError("name at least one package to uninstall, or pass -r FILE.")
     env = target_environment(args)
@@ -120,10 +120,6 @@ def run(args: argparse.Namespace) -> int:
             f"{env.python} belongs to the operating system's Python, whose packages the "
             "system package manager owns (PEP 668): remove them with that package manager."
         )
-
-    from fitwheel.cli._reporting import reporter_for
-
-    reporter = reporter_for(args)
 
     def confirm(removals: list[Removal]) -> bool:
         return _ask(removals, env, args.quiet)
