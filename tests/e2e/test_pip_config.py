@@ -28,11 +28,14 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     for version in ("2.13.0", "2.14.1"):
         make_wheel(root / "mirror", "torch", version, requires=["numpyish"])
     make_wheel(root / "mirror", "pandaslike", "1.0", requires=["numpyish"])
+    make_wheel(root / "mirror", "scipylike", "1.0")
     for version in ("2.9.0", "2.13.0", "2.14.1", "2.15.0"):
         make_wheel(root / "main", "torch", version, requires=["numpyish"])
     for version in ("1.0", "2.0"):
         make_wheel(root / "main", "pandaslike", version, requires=["numpyish"])
     make_wheel(root / "main", "numpyish", "1.0")
+    for version in ("1.0", "3.0"):
+        make_wheel(root / "main", "scipylike", version)
     build_simple_index(root / "mirror", root / "mirror-site")
     build_simple_index(root / "main", root / "main-site")
     (root / "constraints.txt").write_text("torch<=2.14.1\n")
@@ -115,6 +118,33 @@ def test_a_shadowed_newer_version_gets_a_notice_and_best_match_gives_pips(
     best, _, stderr = fitwheel(setup, "pandaslike", "--index-strategy", "unsafe-best-match")
     assert best == pips
     assert "pip would install" not in stderr
+
+
+def test_several_passed_over_projects_are_one_summary_and_explain_lists_each(
+    setup: dict[str, Any],
+) -> None:
+    ours, _, stderr = fitwheel(setup, "pandaslike", "scipylike")
+    assert ours["pandaslike"] == "1.0" and ours["scipylike"] == "1.0"
+    said = [line for line in stderr.splitlines() if "pip would install" in line]
+    assert len(said) == 1, stderr
+    assert said[0].startswith("fitwheel: warning: 2 projects came from the first index")
+    assert "(pandaslike, scipylike)" in said[0] and "--explain lists each" in said[0]
+    done = subprocess.run(
+        [*FITWHEEL, "install", "pandaslike", "scipylike", "--python", str(setup["venv"]),
+         "--dry-run", "--explain"],
+        capture_output=True, text=True, env=setup["env"], timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    listed = done.stdout.split("passed over by --index-strategy first-index:", 1)[1]
+    assert f"pandaslike 1.0 is from {setup['mirror']}" in listed
+    assert f"scipylike 1.0 is from {setup['mirror']}" in listed
+    assert "has the newer 3.0" in listed
+    quiet = subprocess.run(
+        [*FITWHEEL, "install", "pandaslike", "scipylike", "--python", str(setup["venv"]),
+         "--dry-run", "-qq"],
+        capture_output=True, text=True, env=setup["env"], timeout=300,
+    )  # fmt: skip
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
 
 
 def test_pip_constraint_in_the_environment_replaces_the_configured_one(

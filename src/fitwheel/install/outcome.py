@@ -44,6 +44,7 @@ class InstallOutcome:
         "installed",
         "installed_before",
         "pages_read",
+        "passed_over",
         "planned",
         "remember_blocked",
         "resolution",
@@ -70,6 +71,9 @@ class InstallOutcome:
         self.router: Router | None = None
         #: GPU builds resolved for a target without that GPU (also among the warnings)
         self.gpu_builds: list[str] = []
+        #: one line per project the first-index strategy took from an earlier index although
+        #: a later one has a newer allowed version (said as one summary; ``--explain`` lists them)
+        self.passed_over: list[str] = []
         #: with ``InstallRequest.remember``: the URLs the resolution read (None: a read no
         #: cached page stands for), the requirements files read, the installed set it saw
         #: (:func:`fitwheel.install.remembered.installed_state`), and why it cannot be

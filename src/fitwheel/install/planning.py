@@ -78,6 +78,8 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
     _warn(ctx, resolution.invalid)
     outcome.router = ctx.router
     _warn(ctx, resolution_warnings(resolution, ctx.source, request.sources.index_strategy))
+    outcome.passed_over = shadowed(resolution.pins, resolution.specifiers, ctx.source)
+    _warn(ctx, passed_over_summary(outcome.passed_over))
     return outcome, user_hashes
 
 
@@ -204,7 +206,6 @@ def resolution_warnings(
 ) -> list[str]:
     """Skipped versions, shadowed projects, projects several indexes publish, yanked pins."""
     out = skipped_versions(resolution)
-    out += shadowed(resolution.pins, resolution.specifiers, source)
     for cand in resolution.pins:
         served = source.finder.served_by.get(cand.name, [])
         if len(served) > 1:
@@ -221,6 +222,19 @@ def resolution_warnings(
                 "it is used only because a requirement pins that version exactly"
             )
     return out
+
+
+def passed_over_summary(lines: Sequence[str]) -> list[str]:
+    """What the first-index strategy passed over, said once: one project's line as it is,
+    several as one line that counts them (``--explain`` lists each)."""
+    if len(lines) <= 1:
+        return list(lines)
+    names = ", ".join(line.split(" ", 1)[0] for line in lines)
+    return [
+        f"{len(lines)} projects came from the first index that has them, while a later index "
+        f"has a newer version that pip would install ({names}): pass --index-strategy "
+        "unsafe-best-match to consider every index; --explain lists each"
+    ]
 
 
 def _index_of(source: CandidateSource, cand: Candidate) -> str:

@@ -108,6 +108,9 @@ def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc:
                 lines.append(f"  device: {dev.describe()}")
     else:
         lines.append("no package in this install publishes variants")
+    if outcome.passed_over:
+        lines.append("passed over by --index-strategy first-index:")
+        lines += [f"  {line}" for line in outcome.passed_over]
     return lines
 
 
