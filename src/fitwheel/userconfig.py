@@ -19,6 +19,7 @@ key                    environment                   flag
 ``torch-index-url``    ``FITWHEEL_TORCH_INDEX_URL``  ``--torch-index-url``
 ``variant-index-url``  ``FITWHEEL_VARIANT_INDEX_URL``  ``--variant-index-url``
 ``torch-projects``     ``FITWHEEL_TORCH_PROJECTS``   (none)
+``index-strategy``     ``FITWHEEL_INDEX_STRATEGY``   ``--index-strategy``
 =====================  ============================  ===========================
 
 ``variant-index-url`` and ``torch-projects`` are lists (whitespace-separated in the environment).
@@ -40,6 +41,7 @@ KEYS: dict[str, tuple[str, bool]] = {
     "torch-index-url": ("FITWHEEL_TORCH_INDEX_URL", False),
     "variant-index-url": ("FITWHEEL_VARIANT_INDEX_URL", True),
     "torch-projects": ("FITWHEEL_TORCH_PROJECTS", True),
+    "index-strategy": ("FITWHEEL_INDEX_STRATEGY", False),
 }
 LEVELS = ("site", "user")
 
@@ -90,6 +92,14 @@ def _normalise(key: str, value: Any, origin: str) -> str | list[str]:
         from fitwheel.torchbackend.table import check_backend_name
 
         return check_backend_name(value, f"{key} in {origin}")
+    if key == "index-strategy":
+        from fitwheel.options import INDEX_STRATEGIES
+
+        if value not in INDEX_STRATEGIES:
+            raise ConfigFileError(
+                f"{origin}: index-strategy must be one of {', '.join(INDEX_STRATEGIES)}, "
+                f"not {value!r}"
+            )
     return value
 
 

@@ -209,3 +209,35 @@ def test_no_deps_and_require_hashes_from_the_configuration(setup: dict[str, Any]
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert done.returncode == 1 and "--require-hashes is on" in done.stderr
+
+
+def test_index_strategy_is_a_setting(setup: dict[str, Any], tmp_path: Path) -> None:
+    """``fitwheel config set index-strategy unsafe-best-match`` gives pip's choice from then
+    on; the environment variable and the flag win over it; a wrong value is refused."""
+    config = tmp_path / "config.toml"
+    env = {**setup["env"], "FITWHEEL_CONFIG": str(config)}
+    done = subprocess.run(
+        [*FITWHEEL, "config", "set", "index-strategy", "unsafe-best-match"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = tmp_path / "report.json"
+
+    def chosen(extra_env: dict[str, str], *args: str) -> str:
+        run = subprocess.run(
+            [*FITWHEEL, "install", "pandaslike", "--dry-run", "--no-variants",
+             "--python", str(setup["venv"]), "--report", str(report), *args],
+            capture_output=True, text=True, env={**env, **extra_env}, timeout=300,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        data = json.loads(report.read_text())
+        return next(e["version"] for e in data["install"] if e["name"] == "pandaslike")
+
+    assert chosen({}) == pip_choice(setup, "pandaslike")["pandaslike"] == "2.0"
+    assert chosen({"FITWHEEL_INDEX_STRATEGY": "first-index"}) == "1.0"
+    assert chosen({}, "--index-strategy", "first-index") == "1.0"
+    bad = subprocess.run(
+        [*FITWHEEL, "config", "set", "index-strategy", "best"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode != 0 and "index-strategy must be one of" in bad.stderr

@@ -21,7 +21,8 @@ _STRATEGY_HELP = (
     "pip's configured ones; each group's extra indexes before its main one, as in uv): take a "
     "package from the first index that has it (default; safe against dependency confusion), "
     "prefer the first index's versions but look at all (unsafe-first-match), or take the best "
-    "version of any index (unsafe-best-match, pip's way)"
+    "version of any index (unsafe-best-match, pip's way); also the setting index-strategy "
+    "(fitwheel config) and FITWHEEL_INDEX_STRATEGY"
 )
 
 #: every source flag's attribute and its value when a command does not take the flag
@@ -30,7 +31,7 @@ _SOURCE_DEFAULTS: dict[str, object] = {
     "extra_index_url": [],
     "find_links": [],
     "no_index": False,
-    "index_strategy": "first-index",
+    "index_strategy": None,
     "cert": None,
     "trusted_host": [],
     "timeout": None,
@@ -58,7 +59,7 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, caching: bool = Fal
     )  # fmt: skip
     group.add_argument("--no-index", action="store_true", help="use only --find-links")
     group.add_argument(
-        "--index-strategy", choices=INDEX_STRATEGIES, default="first-index", help=_STRATEGY_HELP
+        "--index-strategy", choices=INDEX_STRATEGIES, default=None, help=_STRATEGY_HELP
     )
     _add_network(group, cache_help="where downloads and pages are cached")
     if caching:
@@ -108,6 +109,16 @@ def _fill_defaults(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(**{k: v for k, v in _SOURCE_DEFAULTS.items() if k not in taken})
 
 
+def _strategy_setting() -> str:
+    """``index-strategy`` from fitwheel's settings (environment over files), else first-index."""
+    import os
+
+    from fitwheel.userconfig import settings_in_force
+
+    found = settings_in_force(os.environ).get("index-strategy")
+    return str(found.value) if found is not None else "first-index"
+
+
 def sources_from(args: argparse.Namespace) -> SourceOptions:
     """The sources ``args`` name (checked: a time limit above 0, retries 0 or more)."""
     if args.timeout is not None and not args.timeout > 0:
@@ -119,7 +130,7 @@ def sources_from(args: argparse.Namespace) -> SourceOptions:
         extra_index_urls=tuple(args.extra_index_url),
         find_links=tuple(args.find_links),
         no_index=args.no_index,
-        index_strategy=args.index_strategy,
+        index_strategy=args.index_strategy or _strategy_setting(),
         cert=args.cert,
         trusted_hosts=tuple(args.trusted_host),
         timeout=args.timeout,
