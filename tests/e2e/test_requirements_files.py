@@ -35,6 +35,9 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     make_wheel(root / "main", "alpha", "1.0")
     make_wheel(root / "main", "gamma", "1.0")
     make_wheel(root / "main", "gamma", "2.0rc1")
+    for version in ("1.0", "1.1"):
+        make_wheel(root / "main", "epsilon", version, extras={"x": ["zeta"]})
+    make_wheel(root / "main", "zeta", "1.0")
     make_sdist(root / "main", "sdist-only", "1.0")
     make_wheel(root / "extra", "alpha", "2.0")
     make_wheel(root / "other", "alpha", "3.0")
@@ -135,6 +138,33 @@ def test_require_hashes_in_a_file(setup: dict[str, Any]) -> None:
     done = run(setup, "-i", setup["main"], "-r", str(req))
     assert done.returncode != 0
     assert "--require-hashes is on, but alpha 1.0 has no --hash" in done.stderr
+
+
+def test_one_hash_is_hash_checking_mode_and_an_extra_keeps_the_pin(setup: dict[str, Any]) -> None:
+    """As in pip: one ``--hash`` makes every requirement (dependencies too) need one, and a
+    pinned project with an extra keeps its ``==`` pin (not the newer release)."""
+    import hashlib
+
+    def digest(name: str, version: str) -> str:
+        wheel = setup["root"] / "main" / f"{name}-{version}-py3-none-any.whl"
+        return hashlib.sha256(wheel.read_bytes()).hexdigest()
+
+    pinned = f"epsilon[x]==1.0 --hash=sha256:{digest('epsilon', '1.0')}\n"
+    half = write(setup, "half-hashed.txt", pinned)
+    args = ("-i", setup["main"], "-r", str(half))
+    done = run(setup, *args)
+    assert done.returncode == 1
+    assert "--require-hashes is on, but zeta 1.0 has no --hash" in done.stderr
+    pip = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--dry-run", "--ignore-installed", *args],
+        capture_output=True, text=True, env=setup["env"], timeout=300,
+    )  # fmt: skip
+    assert pip.returncode != 0 and "--require-hashes mode" in pip.stderr
+    whole = write(
+        setup, "hashed.txt", pinned + f"zeta==1.0 --hash=sha256:{digest('zeta', '1.0')}\n"
+    )
+    args = ("-i", setup["main"], "-r", str(whole))
+    assert ours(setup, *args)[0] == pip_choice(setup, *args) == {"epsilon": "1.0", "zeta": "1.0"}
 
 
 def test_only_binary_in_a_file_refuses_a_source_distribution(setup: dict[str, Any]) -> None:

@@ -138,7 +138,7 @@ def hash_policy(request: StageSettings, user: UserInput, resolution: Resolution)
             raise HashRequiredError(
                 f"--require-hashes is on, but {cand.name} {cand.version} has no --hash in the "
                 "requirements: list every distribution (dependencies too) with a pinned version "
-                "and its hashes."
+                "and its hashes (one --hash in the requirements turns this on, as in pip)."
             )
         specs = list(item.requirement.specifier)
         if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:

@@ -126,6 +126,10 @@ def _run_install(
     if not user.requirements:
         raise FitwheelError("nothing to install: name at least one requirement or pass -r FILE.")
     request = request.with_file_options(user.options)
+    if any(item.hashes for item in user.requirements) and not request.resolution.require_hashes:
+        # pip's hash-checking mode: one --hash makes every requirement, dependencies included,
+        # need one on one exact version
+        request.resolution = request.resolution.replace(require_hashes=True)
     session = open_session(request.sources, request.env, layout=layout, settings=settings)
     if request.remember:
         session.reads = []
