@@ -123,11 +123,20 @@ _MACHINES = {
 }
 
 
-def _target_os(named: Mapping[str, str], platforms: Sequence[str]) -> str | None:
+def _target_os(named: Mapping[str, str], platforms: Sequence[str], source: str) -> str | None:
     """The ``sys_platform`` the profile (or the first ``--platform`` tag) names, if any."""
-    if "sys_platform" in named:
-        return named["sys_platform"]
     system = named.get("platform_system")
+    if "sys_platform" in named:
+        known = _SYSTEMS.get(named["sys_platform"])
+        for key, value in zip(("platform_system", "os_name"), known or (), strict=True):
+            if key in named and named[key] != value:
+                raise InputError(
+                    f"{source or 'a profile'}: its environment says sys_platform "
+                    f"{named['sys_platform']!r} but {key} {named[key]!r}; a profile describes "
+                    f"one machine: set {key} to {value!r}, or leave it out (it follows "
+                    "sys_platform)."
+                )
+        return named["sys_platform"]
     if system is not None:
         return next((k for k, (s, _n) in _SYSTEMS.items() if s == system), None)
     return _system_of_tag(platforms[0]) if platforms else None
@@ -223,7 +232,7 @@ def driver_cuda(driver: str, system: str) -> tuple[int, int] | None:
     return (max(majors), 0) if majors else None
 
 
-def _with_driver_cuda(
+def with_driver_cuda(
     profile: Profile, system: str, supported: SupportedProperties, source: str
 ) -> SupportedProperties:
     """``supported`` with the ``nvidia`` CUDA bounds the profile's NVIDIA driver gives on
@@ -292,10 +301,10 @@ def make_target(
         machine = _machine_of_tag(platforms[0])
         if machine is not None:
             env["platform_machine"] = machine
-    system = _target_os(profile.environment, platforms)
+    system = _target_os(profile.environment, platforms, source)
     _one_machine(env, profile.environment, system, str(default_environment()["sys_platform"]))
     chosen = list(platforms) or platforms_for(profile, env)
-    supported = _with_driver_cuda(profile, env["platform_system"], target.supported, source)
+    supported = with_driver_cuda(profile, env["platform_system"], target.supported, source)
     return LockTarget(
         name,
         profile,
