@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from fitwheel.errors import InputError
+from fitwheel.errors import InputError, ResolutionError
 from fitwheel.lock.document import read_lock
 from fitwheel.lock.selection import Host, select
 from fitwheel.lock.targets import driver_cuda, make_target
 from fitwheel.platform.policy import target_from_profile
 from fitwheel.platform.profile import load_profile
-from tests.kit import build_torch_mirror, serve, sha256_of
+from tests.kit import build_torch_mirror, make_venv, serve, sha256_of
 from tests.kit.torch_mirror import PY, TorchMirror, add_platform_builds
 from tests.lock.conftest import MACHINES, fitwheel, profile_of
 
@@ -335,3 +335,36 @@ def test_a_linux_profile_made_a_windows_one(tmp_path: Path) -> None:
     data["devices"][0]["driver_version"] = "latest"
     with pytest.raises(InputError, match="driver_version 'latest' is not a version"):
         _target(tmp_path, data)
+
+
+def test_sync_with_the_windows_profile_takes_the_windows_targets_files(
+    locked: Locked, tmp_path: Path
+) -> None:
+    # what a Windows box shows with its profile (detection reads no GPU there): the target,
+    # and its files, chosen with the Windows driver minima (dry run: nothing is installed)
+    venv = make_venv(tmp_path / "venv")
+    done = fitwheel(
+        "sync", str(locked.lock), "--python", str(venv), "--dry-run", "--report", "-",
+        "--profile", str(locked.profiles["windows-580"]), "--cache-dir", str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["target"] == "windows-580"
+    files = {item["name"]: item["filename"] for item in report["install"]}
+    assert files == _locked_files(locked.lock)["windows-580"]
+
+
+def test_a_windows_host_without_its_gpu_is_refused_naming_the_cuda_build(
+    locked: Locked, tmp_path: Path
+) -> None:
+    data = json.loads((PROFILES / "windows-rtx4090.json").read_text())
+    data["devices"], data["properties"] = [], {}
+    path = tmp_path / "windows-no-gpu.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResolutionError) as caught:
+        select(read_lock(str(locked.lock)), _host(path))
+    message = str(caught.value)
+    assert "windows-rtx4090: its torch 2.10.0+cu130 is the cu130 build, which does not run" in (
+        message
+    )
+    assert "macos-arm64: its environment" in message
