@@ -127,8 +127,8 @@ def _target_os(named: Mapping[str, str], platforms: Sequence[str], source: str) 
     """The ``sys_platform`` the profile (or the first ``--platform`` tag) names, if any."""
     system = named.get("platform_system")
     if "sys_platform" in named:
-        known = _SYSTEMS.get(named["sys_platform"])
-        for key, value in zip(("platform_system", "os_name"), known or (), strict=True):
+        known = _SYSTEMS.get(named["sys_platform"], ())
+        for key, value in zip(("platform_system", "os_name"), known, strict=False):
             if key in named and named[key] != value:
                 raise InputError(
                     f"{source or 'a profile'}: its environment says sys_platform "
