@@ -24,7 +24,7 @@ from fitwheel.lock.selection import Host, select
 from fitwheel.lock.targets import driver_cuda, make_target
 from fitwheel.platform.policy import target_from_profile
 from fitwheel.platform.profile import load_profile
-from tests.kit import build_torch_mirror, make_venv, serve, sha256_of
+from tests.kit import build_torch_mirror, make_venv, serve, sha256_of, torch_like
 from tests.kit.torch_mirror import PY, TorchMirror, add_platform_builds
 from tests.lock.conftest import MACHINES, fitwheel, profile_of
 
@@ -368,3 +368,21 @@ def test_a_windows_host_without_its_gpu_is_refused_naming_the_cuda_build(
         message
     )
     assert "macos-arm64: its environment" in message
+
+
+def test_variant_wheels_follow_the_windows_driver_minima_too(tmp_path: Path) -> None:
+    # torch's variant wheels (one per build, labels cuda12.8, cuda13.0, ..., null): the same
+    # driver reading chooses among them
+    wheels = torch_like(tmp_path / "wheels")
+    profiles = _profiles(tmp_path)
+    lock = tmp_path / "pylock.toml"
+    args = ["lock", "torch==2.9.0", "-o", str(lock), "--no-index", "-f", str(wheels)]
+    for name in ("windows-rtx4090", "windows-580", "macos-arm64"):
+        args += ["--profile", str(profiles[name])]
+    done = fitwheel(*args, "--cache-dir", str(tmp_path / "cache"))
+    assert done.returncode == 0, done.stderr
+    assert {t: files["torch"] for t, files in _locked_files(lock).items()} == {
+        "windows-rtx4090": "torch-2.9.0-py3-none-any-cuda13.0.whl",
+        "windows-580": "torch-2.9.0-py3-none-any-cuda12.8.whl",
+        "macos-arm64": "torch-2.9.0-py3-none-any-null.whl",
+    }
