@@ -280,3 +280,127 @@ def build_torch_mirror(
 
 
 __all__ = ["FIXTURES", "LINUX", "LINUX_ARM", "PY", "TorchMirror", "build_torch_mirror"]
+
+
+# -- other platforms: Windows, macOS, Linux on Arm -------------------------------------------
+
+WINDOWS = "win_amd64"
+MAC_ARM = "macosx_11_0_arm64"
+#: what the default index gains with ``add_platform_builds``: (name, version, tag, requires).
+#: tqdm needs colorama on Windows only (``platform_system``), portalocker pywin32 on Windows
+#: only (``sys_platform``), and pywin32 has a Windows wheel only; psutil has a native wheel per
+#: platform (abi3, as published).
+PLATFORM_PROJECTS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    ("tqdm", "4.67.1", "py3-none-any", ('colorama; platform_system == "Windows"',)),
+    ("colorama", "0.4.6", "py2.py3-none-any", ()),
+    ("portalocker", "3.1.1", "py3-none-any", ('pywin32>=226; sys_platform == "win32"',)),
+    ("pywin32", "311", f"{PY}-{PY}-{WINDOWS}", ()),
+    ("psutil", "7.0.0", "cp36-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64", ()),
+    ("psutil", "7.0.0", "cp36-abi3-manylinux_2_17_aarch64.manylinux2014_aarch64", ()),
+    ("psutil", "7.0.0", f"cp37-abi3-{WINDOWS}", ()),
+    ("psutil", "7.0.0", f"cp36-abi3-{MAC_ARM}", ()),
+)
+
+
+def table_platform(tag: str) -> str:
+    """The backend table's name of the platform of wheel platform ``tag`` (``win_amd64`` is
+    ``Windows-AMD64``, ``macosx_11_0_arm64`` is ``Darwin-arm64``)."""
+    if tag == WINDOWS:
+        return "Windows-AMD64"
+    if tag.startswith("macosx_"):
+        return "Darwin-" + tag.rsplit("_", 1)[1]
+    return "Linux-" + ("aarch64" if tag.endswith("aarch64") else "x86_64")
+
+
+def _backends_for(version: str, tag: str) -> list[str]:
+    from fitwheel.torchbackend.table import load_backend_table
+
+    where = table_platform(tag)
+    table = load_backend_table()
+    return [
+        name
+        for name in _release_backends(version)
+        if not table.backend(name).platforms or where in table.backend(name).platforms
+    ]
+
+
+def _reindex(folder: Path, add: Path, literal_plus: bool, pages: str) -> None:
+    """Rebuild the index at ``folder`` over its files and the wheels in ``add``."""
+    for wheel in (folder / "files").glob("*.whl"):
+        if not (add / wheel.name).exists():
+            shutil.copy2(wheel, add / wheel.name)
+    shutil.rmtree(folder)
+    build_simple_index(add, folder, pages=pages, literal_plus=literal_plus)
+
+
+def add_platform_builds(
+    mirror: TorchMirror,
+    platforms: Iterable[str] = (WINDOWS, MAC_ARM, LINUX_ARM),
+    *,
+    literal_plus: bool = False,
+) -> TorchMirror:
+    """Add to a mirror ``build_torch_mirror`` wrote the builds PyTorch publishes for other
+    platforms, for every torch version on it, on each backend the table publishes for the
+    platform (its ``platforms``: CUDA and cpu on Windows, cpu only on macOS, no ROCm off Linux
+    x86-64): torch and torchvision for ``win_amd64`` under the backend's local version
+    (``torch-2.10.0+cu130-cp311-cp311-win_amd64.whl``), for macOS arm64 the cpu build under a
+    plain version with no ABI tag (``torch-2.10.0-cp311-none-macosx_11_0_arm64.whl``), as
+    PyTorch's cpu index holds it, and for ``manylinux_2_28_aarch64`` the ``+cpu`` and CUDA
+    builds (kept when ``build_torch_mirror(platforms=...)`` wrote them already). Each torch
+    declares the dependencies of its backend (the CUDA runtime and triton under Linux markers).
+    The default index gains :data:`PLATFORM_PROJECTS`. Returns the mirror."""
+    staging = mirror.root / "_platforms"
+    platforms = tuple(platforms)
+    written: set[str] = set()
+    for backend, versions in mirror.backends.items():
+        folder = staging / backend
+        folder.mkdir(parents=True, exist_ok=True)
+        for version in versions:
+            for plat in platforms:
+                if backend not in _backends_for(version, plat):
+                    continue
+                mac = plat.startswith("macosx_")
+                local = version if mac else f"{version}+{backend}"
+                vision = TORCHVISION[version] if mac else f"{TORCHVISION[version]}+{backend}"
+                make_wheel(
+                    folder,
+                    "torch",
+                    local,
+                    requires=torch_requires(backend, version),
+                    tag=f"{PY}-{'none' if mac else PY}-{plat}",
+                    files={"torch/__init__.py": f"BUILD = {backend!r}\nPLATFORM = {plat!r}\n"},
+                )
+                make_wheel(
+                    folder,
+                    "torchvision",
+                    vision,
+                    requires=["numpy", f"torch=={version}", "pillow!=8.3.*,>=5.3.0"],
+                    tag=f"{PY}-{PY}-{plat}",
+                    files={"torchvision/__init__.py": f"BUILD = {backend!r}\n"},
+                )
+                written.add(backend)
+    for backend in sorted(written):
+        _reindex(mirror.root / "whl" / backend, staging / backend, literal_plus, "")
+    default = staging / "_pypi"
+    for name, version, tag, requires in PLATFORM_PROJECTS:
+        module = name.replace("-", "_")
+        make_wheel(
+            default,
+            name,
+            version,
+            requires=requires,
+            tag=tag,
+            files={f"{module}/__init__.py": f"BUILD = {tag!r}\n"},
+        )
+    _reindex(mirror.root / "pypi", default, literal_plus, "simple")
+    shutil.rmtree(staging)
+    return mirror
+
+
+__all__ += [
+    "MAC_ARM",
+    "PLATFORM_PROJECTS",
+    "WINDOWS",
+    "add_platform_builds",
+    "table_platform",
+]

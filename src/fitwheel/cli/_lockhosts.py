@@ -76,6 +76,7 @@ def host_for(
             resolved.target,
             python_version=getattr(args, "python_version", None),
             platforms=getattr(args, "platform", None) or (),
+            source=resolved.description,
         )
         return Host(made.target, profile.devices, made.environment, made.tags, resolved.description)
     markers = {**env.markers, **profile.environment}
@@ -88,7 +89,12 @@ def host_for(
             "host", profile, resolved.target, python_version=env.python_version, platforms=()
         )
         tags = made.tags
-    target = resolved.target.replace(environment=markers)
+    from fitwheel.lock.targets import with_driver_cuda
+
+    supported = with_driver_cuda(
+        profile, markers.get("platform_system", ""), resolved.target.supported, resolved.description
+    )
+    target = resolved.target.replace(environment=markers, supported=supported)
     return Host(target, profile.devices, markers, tuple(tags), resolved.description)
 
 

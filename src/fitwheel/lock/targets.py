@@ -3,13 +3,27 @@
 A target's marker values are the running interpreter's, with the Python version given
 (``--python-version``), the profile's ``environment`` on top (it describes the machine: a
 Graviton profile says ``platform_machine = aarch64``), and the machine of the first
-``--platform`` tag when the profile names none. Its wheel tags are CPython's for that version,
-on the ``--platform`` tags or, without them, on the platforms the profile implies: its machine,
-its C library (``libc :: family`` / ``libc :: glibc`` from detection; glibc 2.17 to the running
-machine's otherwise) as manylinux / musllinux tags, then ``linux_<machine>``; for a macOS
-target (``sys_platform = darwin``) the macOS tags of its release (11 and later), for Windows
-``win_amd64`` / ``win_arm64``. A profile's ``environment`` may name its ``python_version``, so
-targets can differ in Python version too.
+``--platform`` tag when the profile names none. A profile of another operating system than the
+running one (``sys_platform`` or ``platform_system``, or the first ``--platform`` tag) is made
+one machine's: the OS values it leaves out follow from the one it gives (``win32`` is
+``Windows`` and ``nt``), the running kernel's ``platform_release`` / ``platform_version`` are
+not taken, and ``platform_machine`` is spelled as that OS spells it (``AMD64`` on Windows,
+``arm64`` on macOS).
+
+Its wheel tags are CPython's for that version, on the ``--platform`` tags or, without them, on
+the platforms the profile implies: its machine, its C library (``libc :: family`` /
+``libc :: glibc``: the newest glibc listed and every older one down to 2.17; without them, for
+another machine glibc 2.17 only, for this machine its own) as manylinux / musllinux tags, then
+``linux_<machine>``; for a macOS target (``sys_platform = darwin``) the macOS tags of its
+release (11 and later; ``platform_release`` is the Darwin version, 23.x is macOS 14, without it
+macOS 14), for Windows ``win_amd64`` / ``win_arm64``. A profile's ``environment`` may name its
+``python_version``, so targets can differ in Python version too.
+
+An NVIDIA device of the profile may name its driver (``driver_version``): the driver's CUDA
+version then comes from it by the minima of the target's OS, NVIDIA's minor-version
+compatibility minima of the torch backend table on Windows (a 576 driver runs CUDA 12 builds,
+CUDA 13 ones need 580.88), the detection's driver table on Linux, in place of the profile's
+``cuda_version_lower_bound`` / ``cuda_version_upper_bound``.
 """
 
 from __future__ import annotations
@@ -22,8 +36,9 @@ from pathlib import Path
 
 from packaging import tags as packaging_tags
 
-from fitwheel.errors import UsageError
+from fitwheel.errors import InputError, UsageError
 from fitwheel.platform.profile import Device, Profile
+from fitwheel.variants.model import SupportedProperties
 from fitwheel.variants.ordering import Target
 
 #: the marker variables that tell targets apart in ``environments`` and ``packages.marker``
@@ -81,23 +96,82 @@ def target_name(path: str, taken: set[str]) -> str:
 
 
 def _machine_of_tag(tag: str) -> str | None:
-    for arch in ("x86_64", "aarch64", "i686", "ppc64le", "s390x", "armv7l", "riscv64"):
+    if tag.startswith("win_"):
+        return {"win_amd64": "AMD64", "win_arm64": "ARM64"}.get(tag)
+    for arch in ("x86_64", "aarch64", "arm64", "i686", "ppc64le", "s390x", "armv7l", "riscv64"):
         if tag.endswith("_" + arch):
             return arch
-    if tag.startswith("win_amd64"):
-        return "AMD64"
     return None
+
+
+def _system_of_tag(tag: str) -> str | None:
+    """The ``sys_platform`` of a wheel platform tag's OS (None: not one of Windows, macOS)."""
+    if tag.startswith("win"):
+        return "win32"
+    if tag.startswith("macosx_"):
+        return "darwin"
+    return None
+
+
+#: sys_platform -> (platform_system, os_name)
+_SYSTEMS = {"linux": ("Linux", "posix"), "darwin": ("Darwin", "posix"), "win32": ("Windows", "nt")}
+#: per sys_platform, how that OS spells the machines others spell otherwise
+_MACHINES = {
+    "win32": {"x86_64": "AMD64", "amd64": "AMD64", "aarch64": "ARM64", "arm64": "ARM64"},
+    "darwin": {"aarch64": "arm64"},
+    "linux": {"amd64": "x86_64", "arm64": "aarch64"},
+}
+
+
+def _target_os(named: Mapping[str, str], platforms: Sequence[str], source: str) -> str | None:
+    """The ``sys_platform`` the profile (or the first ``--platform`` tag) names, if any."""
+    system = named.get("platform_system")
+    if "sys_platform" in named:
+        known = _SYSTEMS.get(named["sys_platform"], ())
+        for key, value in zip(("platform_system", "os_name"), known, strict=False):
+            if key in named and named[key] != value:
+                raise InputError(
+                    f"{source or 'a profile'}: its environment says sys_platform "
+                    f"{named['sys_platform']!r} but {key} {named[key]!r}; a profile describes "
+                    f"one machine: set {key} to {value!r}, or leave it out (it follows "
+                    "sys_platform)."
+                )
+        return named["sys_platform"]
+    if system is not None:
+        return next((k for k, (s, _n) in _SYSTEMS.items() if s == system), None)
+    return _system_of_tag(platforms[0]) if platforms else None
+
+
+def _one_machine(
+    env: dict[str, str], named: Mapping[str, str], system: str | None, running: str
+) -> None:
+    """Make ``env`` (the values of the running OS ``running``, with ``named`` on top) one
+    machine's (see the module docstring)."""
+    if system is not None and system != running:
+        env["sys_platform"] = system
+        if system in _SYSTEMS:
+            if "platform_system" not in named:
+                env["platform_system"] = _SYSTEMS[system][0]
+            if "os_name" not in named:
+                env["os_name"] = _SYSTEMS[system][1]
+        for key in ("platform_release", "platform_version"):
+            if key not in named:
+                env[key] = ""
+    spelled = _MACHINES.get(env["sys_platform"], {})
+    machine = env.get("platform_machine", "")
+    env["platform_machine"] = spelled.get(machine.lower(), machine)
 
 
 def _glibc_versions(profile: Profile, same_machine: bool) -> list[tuple[int, int]]:
     found = profile.properties.get("libc", {}).get("glibc", ())
-    versions = []
+    minors = []
     for text in found:
         major, _, minor = text.partition(".")
-        if major.isdigit() and minor.isdigit():
-            versions.append((int(major), int(minor)))
-    if versions:
-        return sorted(v for v in versions if v >= (2, 17))[::-1] or [(2, 17)]
+        if major == "2" and minor.isdigit():
+            minors.append(int(minor))
+    if minors:
+        # glibc runs what older ones built: the newest listed, and every one down to 2.17
+        return [(2, minor) for minor in range(max(max(minors), 17), 16, -1)]
     top = 17
     if same_machine:
         libc, version = _platform.libc_ver()
@@ -132,6 +206,62 @@ def platforms_for(profile: Profile, environment: Mapping[str, str]) -> list[str]
         *(["manylinux2014_" + machine] if (2, 17) in glibc else []),
         f"linux_{machine}",
     ]
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def driver_cuda(driver: str, system: str) -> tuple[int, int] | None:
+    """The CUDA version an NVIDIA ``driver`` supports on ``system`` (``platform_system``), by
+    that OS's minima: on Windows the torch backend table's (NVIDIA's minor-version
+    compatibility minima: the CUDA major whose minimum the driver meets, as ``M.0``), on Linux
+    the detection's driver table (None: too old, or no minima for that OS)."""
+    if system == "Linux":
+        from fitwheel.platform.nvidia import cuda_for_driver
+
+        return cuda_for_driver(driver)
+    from fitwheel.torchbackend.table import load_backend_table
+
+    majors = [
+        int(backend.version.split(".")[0])
+        for backend in load_backend_table().backends
+        if backend.vendor == "nvidia" and backend.version and system in backend.drivers
+        if _version_key(driver) >= _version_key(backend.drivers[system])
+    ]
+    return (max(majors), 0) if majors else None
+
+
+def with_driver_cuda(
+    profile: Profile, system: str, supported: SupportedProperties, source: str
+) -> SupportedProperties:
+    """``supported`` with the ``nvidia`` CUDA bounds the profile's NVIDIA driver gives on
+    ``system`` (unchanged when no NVIDIA device names its ``driver_version``)."""
+    drivers = {
+        str(d.extra["driver_version"]).strip()
+        for d in profile.devices
+        if d.vendor == "nvidia" and d.extra.get("driver_version")
+    }
+    if not drivers:
+        return supported
+    bad = sorted(d for d in drivers if not re.fullmatch(r"\d+(\.\d+)*", d))
+    if bad:
+        raise InputError(
+            f"{source or 'a profile'}: NVIDIA driver_version {bad[0]!r} is not a version "
+            "(expected digits and dots, as 'nvidia-smi' shows it: 581.57)."
+        )
+    from fitwheel.platform.nvidia import lower_bound_values, upper_bound_values
+
+    cuda = driver_cuda(min(drivers, key=_version_key), system)
+    nvidia = {
+        k: v
+        for k, v in supported.get("nvidia", {}).items()
+        if k not in ("cuda_version_lower_bound", "cuda_version_upper_bound")
+    }
+    if cuda is not None:
+        nvidia["cuda_version_lower_bound"] = lower_bound_values(cuda)
+        nvidia["cuda_version_upper_bound"] = upper_bound_values(cuda)
+    return {**supported, "nvidia": nvidia}
 
 
 def tags_for(python_version: str, platforms: Sequence[str]) -> tuple[packaging_tags.Tag, ...]:
@@ -171,11 +301,14 @@ def make_target(
         machine = _machine_of_tag(platforms[0])
         if machine is not None:
             env["platform_machine"] = machine
+    system = _target_os(profile.environment, platforms, source)
+    _one_machine(env, profile.environment, system, str(default_environment()["sys_platform"]))
     chosen = list(platforms) or platforms_for(profile, env)
+    supported = with_driver_cuda(profile, env["platform_system"], target.supported, source)
     return LockTarget(
         name,
         profile,
-        target.replace(environment=env),
+        target.replace(environment=env, supported=supported),
         env["python_version"],
         env,
         tags_for(env["python_version"], chosen),
