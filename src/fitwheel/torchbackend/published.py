@@ -9,6 +9,7 @@ finder, :mod:`.routing`) and ``fitwheel torch refresh`` read them here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -53,11 +54,14 @@ def torch_versions(
     return tuple(sorted(found, reverse=True))
 
 
-def backend_names(links: Iterable[Link]) -> list[str]:
-    """The backend folders among a root page's entries (``cu126/`` -> ``cu126``), in order."""
+_HREF = re.compile(r"""href\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
+
+
+def backend_names(page: str) -> list[str]:
+    """The backend folders a root page links to (``cu126/`` -> ``cu126``), in order."""
     out: list[str] = []
-    for link in links:
-        name = link.url.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    for href in _HREF.findall(page):
+        name = href.split("#", 1)[0].split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
         try:
             backend = check_backend_name(name, "index entry")
         except UsageError:
@@ -70,8 +74,6 @@ def backend_names(links: Iterable[Link]) -> list[str]:
 def listed_backends(session: Session | None, base: str) -> list[str] | None:
     """The backend folders ``BASE/`` lists (None: no root listing there, or it cannot be read;
     the backends are then the table's)."""
-    from fitwheel.index.simple import parse_html
-
     if session is None or not base.startswith(("http:", "https:")):
         return None
     url = base.rstrip("/") + "/"
@@ -81,4 +83,4 @@ def listed_backends(session: Session | None, base: str) -> list[str] | None:
         return None
     if resp is None:
         return None
-    return backend_names(parse_html(resp.body.decode("utf-8", "replace"), resp.url)) or None
+    return backend_names(resp.body.decode("utf-8", "replace")) or None
