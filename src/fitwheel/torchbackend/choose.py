@@ -14,9 +14,11 @@ A backend's build of a torch release fits when all of these hold:
 These are exactly the checks the variant selection makes on the same builds' variant wheels
 (the table is derived from their variants files), so a per-backend index and a variant index
 pick the same build. Backends are tried in the table's order (newest CUDA first, then ROCm, then
-XPU); the newest torch release with a fitting GPU build wins. CPU is the answer when no GPU is
-here; when a GPU is here and nothing fits, the choice says so and the caller fails unless the
-user accepts the fallback. Pure: no I/O.
+XPU); the newest torch release with a fitting GPU build wins (the table's releases, or, widened
+by :func:`.extrapolate.extend_table`, those the indexes publish). When a newer release runs here
+only with a newer driver or ROCm, :attr:`Choice.upgrade` says what it needs. CPU is the answer
+when no GPU is here; when a GPU is here and nothing fits, the choice says so and the caller
+fails unless the user accepts the fallback. Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -5,9 +5,13 @@ The :class:`Router` is the index finder's :class:`~fitwheel.index.finder.Project
 1. ``--variant-index-url`` indexes (opt-in), in order: a project they publish variants for
    (variant wheels or a variants file on its page) comes from there, as uv's variant build does;
 2. with ``--torch-backend``, the torch-ecosystem projects come from ``BASE/<backend>/``: the
-   backend the user named, or for ``auto`` the first fitting backend (:mod:`.choose`) whose
-   index has a torch wheel for the target interpreter; torch versions whose build on that
-   backend does not run here are dropped (a newer release that left this GPU behind);
+   backend the user named, or for ``auto`` the first fitting backend (:mod:`.choose`) of the
+   newest release with a fitting build, among the releases the backend indexes publish for the
+   target interpreter (:mod:`.published`; the backends are the table's and those the index
+   root lists, releases and backends the table lacks extrapolated by :mod:`.extrapolate`);
+   torch versions whose build on that backend does not run here are dropped (a newer release
+   that left this GPU behind). A newer release that only a driver (or ROCm) update would bring
+   is told as a notice; a pinned one that cannot run here is an error saying so;
 3. everything else searches the user's indexes as usual.
 
 Find-links files count as well, but a project routed to a backend index takes from them only
@@ -474,7 +478,8 @@ class Router:
                 others: dict[str, list[str]] = {}
                 for v in choice.considered:
                     if v.series != choice.series:
-                        others.setdefault(v.series, []).append(f"{v.backend}: {v.reason}")
+                        basis = f" (extrapolated from {v.extrapolated})" if v.extrapolated else ""
+                        others.setdefault(v.series, []).append(f"{v.backend}: {v.reason}{basis}")
                 if choice.backend == "cpu" and not choice.unserved:
                     others = {}  # no GPU here: older releases have nothing more to say
                 for series, why in others.items():
@@ -558,9 +563,17 @@ class Router:
             "torch_index_root": s.index_url if s.backend is not None else None,
             "variant_index_urls": list(s.variant_index_urls),
             "considered": [
-                {"backend": v.backend, "torch": v.series, "fits": v.fits, "reason": v.reason}
+                {
+                    "backend": v.backend,
+                    "torch": v.series,
+                    "fits": v.fits,
+                    "reason": v.reason,
+                    "extrapolated_from": v.extrapolated or None,
+                }
                 for v in (choice.considered if choice is not None else [])
             ],
+            "published": {k: [str(v) for v in vs] for k, vs in self.published.items()},
+            "table": self.table.origin,
             "sources": {
                 k: {"kind": v.kind, "url": v.url or None, "backend": v.backend}
                 for k, v in sorted(self.sources.items())
