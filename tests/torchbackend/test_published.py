@@ -196,3 +196,17 @@ def test_a_rocm_release_the_table_lacks_is_found_on_the_index_root(
     run = install(fitwheel, url, profiles["gpu-mi355x-rocm7"], venv=venv)
     assert run.rc == 1
     assert "rocm7.2: needs ROCm 7.2; ROCm 7.0" in run.err
+
+
+def test_a_broken_cached_table_is_told_and_the_bundled_one_used(
+    fitwheel: Any, url: str, venv: Path, profiles: dict[str, str], tmp_path: Path
+) -> None:
+    cached = tmp_path / "cache" / "torch_backends.json"
+    cached.parent.mkdir(parents=True)
+    cached.write_text("garbage")
+    run = install(fitwheel, url, profiles["gpu-a100-legacy@535"], venv=venv)
+    assert run.rc == 0, run.err
+    assert f"fitwheel: warning: the cached torch backend table {cached} cannot be read" in run.err
+    assert "run `fitwheel torch refresh` to rewrite it" in run.err
+    assert run.torch()["version"] == "2.15.0+cu126"
+    assert json.loads(run.out)["torch_backend"]["table"] == "the bundled table"

@@ -139,3 +139,42 @@ def test_a_cached_copy_older_than_the_bundled_table_is_not_used(
     data["refreshed"] = "2020-01-01T00:00:00Z"
     path.write_text(json.dumps(data))
     assert load_backend_table().origin == "the bundled table"
+
+
+def test_a_backend_found_by_refresh_is_a_candidate_where_the_index_lists_none(
+    cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.kit import make_venv
+
+    published = {"cu134": ("2.16.0",), "cu128": ("2.11.0",), "cpu": ("2.16.0",)}
+    mirror = build_published_mirror(tmp_path / "m", published, variant_versions=())
+    listing = mirror.root / "whl" / "index.html"
+    hidden = mirror.root / "whl" / "listing.html"
+    listing.rename(hidden)  # a mirror without a root listing
+    profile = tmp_path / "h100.json"
+    profile.write_text(machine_profile("gpu-h100-open@580").dumps())
+    venv = make_venv(tmp_path / "venv")
+
+    def install(base: str) -> str:
+        capsys.readouterr()
+        rc = main(
+            [
+                *("install", "torch", "--torch-backend", "auto"),
+                *("--torch-index-url", f"{base}/whl", "--index-url", f"{base}/pypi/simple/"),
+                *("--profile", str(profile), "--python", str(venv), "--dry-run"),
+                *("--report", "-"),
+            ]
+        )
+        out = capsys.readouterr()
+        assert rc == 0, out.err
+        entry = next(e for e in json.loads(out.out)["install"] if e["name"] == "torch")
+        return str(entry["version"])
+
+    with serve(mirror.root) as (base, _state):
+        assert install(base) == "2.11.0+cu128"  # cu134 is in neither the table nor a listing
+        hidden.rename(listing)
+        rc, out, err = refresh(capsys, "--torch-index-url", f"{base}/whl")
+        assert rc == 0, err
+        assert "backend cu134: not in the bundled table" in out
+        listing.rename(hidden)
+        assert install(base) == "2.16.0+cu134"
