@@ -314,6 +314,10 @@ def choose_backend(
                 release=release,
             )
             mark = release.extrapolated.get(backend.name, "")
+            if backend.extrapolated:
+                mark += ("; " if mark else "") + (
+                    f"requirements from its name, platforms from {backend.extrapolated}"
+                )
             choice.considered.append(Verdict(backend.name, release.series, reason, mark))
             if reason is None:
                 fitting.append(backend.name)

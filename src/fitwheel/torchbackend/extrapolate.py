@@ -95,9 +95,10 @@ def extrapolated_backend(table: BackendTable, name: str) -> Backend:
 def _basis(table: BackendTable, name: str) -> tuple[str, Release] | None:
     """The known build whose architectures ``name``'s unknown builds take: the same backend's
     newest, else the nearest known backend's newest."""
-    for candidate in (name, getattr(nearest_known(table, name), "name", None)):
+    near = nearest_known(table, name) if name != "cpu" else None
+    for candidate in (name, *((near.name,) if near is not None else ())):
         for release in table.releases:
-            if candidate is not None and candidate in release.builds:
+            if candidate in release.builds:
                 return candidate, release
     return None
 

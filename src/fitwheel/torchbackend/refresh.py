@@ -126,12 +126,10 @@ def variants_files_from_index(
     return out
 
 
-def published_on_index(
-    base: str, names: list[str], session: Any
-) -> tuple[dict[str, tuple[Any, ...]], list[str]]:
+def published_on_index(base: str, names: list[str], session: Any) -> dict[str, tuple[Any, ...]]:
     """Which torch versions each backend's index under ``base`` carries (the backends the root
-    page lists, else ``names``), and the URLs read. A backend index that does not exist is left
-    out; any other failure is a :class:`RefreshError` naming the URL."""
+    page lists, else ``names``). A backend index that does not exist is left out; any other
+    failure is a :class:`RefreshError` naming the URL."""
     from fitwheel.index.config import IndexConfig
     from fitwheel.index.finder import Finder
     from fitwheel.index.http import HttpError
@@ -160,7 +158,7 @@ def published_on_index(
             "--torch-index-url at a mirror of PyTorch's per-backend indexes (BASE/<backend>/); "
             "the backend table in force is unchanged."
         )
-    return published, read
+    return published
 
 
 def _broken(base: str, url: str, exc: Exception) -> str:
@@ -219,7 +217,7 @@ def refresh_from_index(base: str, bundled: Mapping[str, Any], session: Any) -> d
     from fitwheel.torchbackend.table import parse_table
 
     start = parse_table(bundled)
-    published, _read = published_on_index(base, [b.name for b in start.backends], session)
+    published = published_on_index(base, [b.name for b in start.backends], session)
     try:
         variants = variants_files_from_index(base, session, missing_ok=True)
         exact = releases_from_variants(variants)
