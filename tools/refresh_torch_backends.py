@@ -5,7 +5,9 @@
 
 ``--from BASE`` reads every ``torch-*-variants.json`` on the variant index ``BASE/variant/``;
 ``--from-files`` reads them from a folder. The table is rewritten in place (or ``-o FILE``);
-projects, backends, drivers and platforms are kept. Review the diff, run the tests, commit.
+projects, backends, drivers and platforms are kept, and ``updated`` becomes today (a cached
+copy ``fitwheel torch refresh`` wrote before then gives way to the bundled table). Review the
+diff, run the tests, commit.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import date
 from pathlib import Path
 
 TABLE = Path(__file__).resolve().parents[1] / "src" / "fitwheel" / "data" / "torch_backends.json"
@@ -43,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     table = json.loads(Path(args.table).read_text(encoding="utf-8"))
     new = refreshed_table(table, releases)
+    new["updated"] = date.today().isoformat()  # the cached copies older than this give way
     parse_table(new)  # the result must load
     Path(args.output or args.table).write_text(json.dumps(new, indent=2) + "\n", encoding="utf-8")
     print(f"releases {', '.join(sorted(releases))} refreshed")

@@ -8,7 +8,8 @@ Cache root: ``--cache-dir``, else ``FITWHEEL_CACHE_DIR``, else the user cache fo
 has a fixed subfolder there (:class:`CacheLayout`): ``wheels`` (downloads, by sha256),
 ``unpacked`` (unpacked wheels), ``http`` (index pages), ``envs`` (interpreter answers),
 ``detect`` (the per-boot detection result), ``built`` (wheels and metadata built from source
-distributions, by the sdist's sha256) and ``remembered`` (remembered resolutions).
+distributions, by the sdist's sha256) and ``remembered`` (remembered resolutions); beside them,
+``torch_backends.json`` is the torch backend table ``fitwheel torch refresh`` last wrote.
 
 The folders are the ones ``platformdirs`` gives ``fitwheel``. On Linux and the BSDs that is the
 XDG base-directory rule, computed here from the environment passed in (hermetic, and cheaper
@@ -45,6 +46,8 @@ ENVS = "envs"
 DETECT = "detect"
 BUILT = "built"
 REMEMBERED = "remembered"
+#: the torch backend table ``fitwheel torch refresh`` wrote, at the cache root
+TORCH_BACKENDS = "torch_backends.json"
 
 
 # -- the XDG base-directory rule (Linux and the BSDs) ----------------------------------------
@@ -147,6 +150,11 @@ def cache_root(flag: StrPath | None, env: Mapping[str, str]) -> Path:
 def detect_dir(env: Mapping[str, str], flag: StrPath | None = None) -> str:
     """The detection cache's folder (a string: the detect start-up path has no ``pathlib``)."""
     return os.path.join(cache_root_str(flag, env), DETECT)
+
+
+def torch_table_path(env: Mapping[str, str], flag: StrPath | None = None) -> str:
+    """The cached torch backend table (``fitwheel torch refresh`` writes it)."""
+    return os.path.join(cache_root_str(flag, env), TORCH_BACKENDS)
 
 
 class CacheLayout:

@@ -404,3 +404,90 @@ __all__ += [
     "add_platform_builds",
     "table_platform",
 ]
+
+
+#: the "2.15 mirror": releases newer than fitwheel's backend table, on backends it lacks
+#: (rocm7.2) or has no release data for (cu132); cu128 and rocm7.1 stop at 2.11
+PUBLISHED_2_15: dict[str, tuple[str, ...]] = {
+    "cu132": ("2.15.0",),
+    "cu130": ("2.10.0", "2.11.0", "2.15.0"),
+    "cu128": ("2.10.0", "2.11.0"),
+    "cu126": ("2.10.0", "2.11.0", "2.15.0"),
+    "rocm7.2": ("2.15.0",),
+    "rocm7.1": ("2.10.0", "2.11.0"),
+    "xpu": ("2.10.0", "2.11.0", "2.15.0"),
+    "cpu": ("2.10.0", "2.11.0", "2.15.0"),
+}
+
+
+def _published_wheels(folder: Path, backend: str, version: str, tag: str) -> list[str]:
+    """One backend's torch and torchvision of ``version`` (and its triton); the requirements
+    of its torch."""
+    requires = torch_requires(backend, version)
+    vision = TORCHVISION.get(version, f"0.{int(version.split('.')[1]) + 15}.0")
+    make_wheel(
+        folder,
+        "torch",
+        f"{version}+{backend}",
+        requires=requires,
+        tag=tag,
+        files={"torch/__init__.py": f"BUILD = {backend!r}\n"},
+    )
+    make_wheel(
+        folder,
+        "torchvision",
+        f"{vision}+{backend}",
+        requires=["numpy", f"torch=={version}", "pillow!=8.3.*,>=5.3.0"],
+        tag=tag,
+        files={"torchvision/__init__.py": f"BUILD = {backend!r}\n"},
+    )
+    if backend != "cpu":
+        triton = next(_dep_name(r)[1] for r in requires if "triton" in r)
+        name = next(_dep_name(r)[0] for r in requires if "triton" in r)
+        make_wheel(folder, name, triton, tag=tag)
+    return requires
+
+
+def build_published_mirror(
+    root: Path,
+    published: dict[str, tuple[str, ...]] = PUBLISHED_2_15,
+    *,
+    variant_versions: Sequence[str] = ("2.9.0", "2.10.0"),
+    root_listing: bool = True,
+) -> TorchMirror:
+    """A mirror publishing exactly ``published`` (backend -> torch versions), whatever
+    fitwheel's backend table knows: ``whl/<backend>/`` pages, the default index with every
+    dependency, and the variant index with variants files for ``variant_versions`` only (as the
+    real index has them for some releases). ``root_listing`` writes ``whl/index.html`` listing
+    the backend folders, as a mirror's root page does."""
+    staging = root / "_wheels"
+    tag = f"{PY}-{PY}-{LINUX}"
+    deps: set[tuple[str, str]] = set()
+    for backend, versions in published.items():
+        for version in versions:
+            for req in _published_wheels(staging / backend, backend, version, tag):
+                name, pinned = _dep_name(req)
+                if "triton" not in name:
+                    deps.add((name, pinned))
+        build_simple_index(staging / backend, root / "whl" / backend, pages="")
+    default = staging / "_pypi"
+    extra = {("numpy", "2.1.0"), ("pillow", "100.0"), ("nvidia-runtime", "1.0")}
+    for name, version in sorted(deps | extra | {("cuda13-extras", "1.0")}):
+        make_wheel(default, name, version)
+    build_simple_index(default, root / "pypi")
+    from tests.kit.wheels import torch_like
+
+    for version in variant_versions:
+        torch_like(staging / "_variant", "torch", version, deps=("filelock",), extra_projects=False)
+    if variant_versions:
+        build_simple_index(staging / "_variant", root / "whl" / "variant", pages="")
+    if root_listing:
+        entries = [*published, *(["variant"] if variant_versions else [])]
+        links = "".join(f'<a href="{name}/">{name}/</a><br>\n' for name in entries)
+        (root / "whl" / "index.html").write_text(
+            f"<!DOCTYPE html>\n<html><body>\n{links}</body></html>\n"
+        )
+    shutil.rmtree(staging)
+    backends = {name: list(versions) for name, versions in published.items()}
+    (root / "mirror.json").write_text(json.dumps(backends, indent=1))
+    return TorchMirror(root, backends)

@@ -15,6 +15,11 @@ MACHINES = TESTS / "platform" / "machines"
 REPLAYS = TESTS / "platform" / "replays"
 #: what a driver of the 570 branch reports (CUDA 12.8): FITWHEEL_FORCE_* values
 DRIVER_570 = ",".join([f"12.{m}" for m in range(8, -1, -1)] + ["12"])
+#: a driver of the 580 branch (CUDA 13.0)
+DRIVER_580 = "13.0,13," + ",".join([f"12.{m}" for m in range(9, -1, -1)] + ["12"])
+#: a driver of the 535 branch (CUDA 12.2)
+DRIVER_535 = ",".join([f"12.{m}" for m in range(2, -1, -1)] + ["12"])
+_DRIVERS = {"570": DRIVER_570, "580": DRIVER_580, "535": DRIVER_535}
 
 #: the backend (and torch release) each machine should get; None: an error unless the user
 #: accepts the CPU build
@@ -57,7 +62,8 @@ CPU_ONLY = [
 def machine_profile(name: str) -> Profile:
     """``name``'s profile as ``fitwheel detect --sysroot`` finds it, with what the tree alone
     cannot say given the way a user would (an NVML recording for WSL2, ``ROCM_PATH`` where ROCm
-    is installed off the default path, a forced CUDA version for the 570 driver)."""
+    is installed off the default path, a forced CUDA version for a 570, 580 or 535 driver:
+    ``name@570``)."""
     machine, _, variant = name.partition("@")
     env: dict[str, str] = {}
     native = False
@@ -67,8 +73,8 @@ def machine_profile(name: str) -> Profile:
         native = True
     if machine == "gpu-mi355x-rocm7":
         env["ROCM_PATH"] = "/opt/rocm-7.0.2"
-    if variant == "570":
-        forced["FITWHEEL_FORCE_NVIDIA__CUDA_VERSION_LOWER_BOUND"] = DRIVER_570
+    if variant in _DRIVERS:
+        forced["FITWHEEL_FORCE_NVIDIA__CUDA_VERSION_LOWER_BOUND"] = _DRIVERS[variant]
     probe = Probe(os.path.realpath(MACHINES / machine), env, allow_native=native)
     return detect.detect_profile(probe, use_cache=False, overrides=load_overrides(forced))
 

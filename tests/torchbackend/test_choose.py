@@ -11,7 +11,7 @@ from fitwheel.torchbackend.choose import accepts_version, choose_backend, explic
 from fitwheel.torchbackend.table import load_backend_table
 from tests.torchbackend.machines import CPU_ONLY, EXPECTED, grace_hopper, machine_profile
 
-TABLE = load_backend_table()
+TABLE = load_backend_table(cached=False)
 
 
 def choose(profile: Profile, machine: str | None = None, **kwargs: object):  # type: ignore[no-untyped-def]

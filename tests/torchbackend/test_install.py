@@ -119,7 +119,7 @@ def test_every_machine_gets_its_backend_from_its_index(
     expected = EXPECTED.get(name, ("cpu", "2.10.0"))
     if expected is None:
         assert run.rc == 1, run.err
-        assert "no build of torch 2.10, 2.9 or 2.8 runs on the GPU here" in run.err
+        assert "no build of torch 2.10 or 2.9 runs on the GPU here" in run.err
         assert "--allow-fallback" in run.err and "--torch-backend cpu" in run.err
         return
     assert run.rc == 0, run.err
@@ -426,7 +426,7 @@ def test_the_unsupported_gpu_error_names_what_matters(
     run = auto(fitwheel, url, profiles["gpu-a100-legacy"])
     assert run.rc == 1
     assert run.err.startswith(
-        "fitwheel: error: no build of torch 2.10, 2.9 or 2.8 runs on the GPU here (nvidia GPU 0 "
+        "fitwheel: error: no build of torch 2.10 or 2.9 runs on the GPU here (nvidia GPU 0 "
         "(NVIDIA A100-PCIE-40GB, compute capability 8.0); nvidia GPU 1 (NVIDIA A100-PCIE-40GB, "
         "compute capability 8.0)): cu130: needs an NVIDIA driver for CUDA 13.0 or newer "
         "(>= 580.65.06); the driver here supports CUDA 11.4; cu128: needs"

@@ -43,6 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("fitwheel.cli.export_cmd", "Write one target's locked files as requirements."),
     "bundle": ("fitwheel.cli.bundle_cmd", "Bundle locked files, the lock and an index offline."),
     "doctor": ("fitwheel.cli.doctor_cmd", "Check that the installed builds run on this machine."),
+    "torch": (
+        "fitwheel.cli.torch_cmd",
+        "Refresh the cached table of PyTorch's per-backend indexes.",
+    ),
     "config": (
         "fitwheel.cli.config_cmd",
         "Show or change fitwheel's settings (torch-backend, ...).",

@@ -14,9 +14,11 @@ A backend's build of a torch release fits when all of these hold:
 These are exactly the checks the variant selection makes on the same builds' variant wheels
 (the table is derived from their variants files), so a per-backend index and a variant index
 pick the same build. Backends are tried in the table's order (newest CUDA first, then ROCm, then
-XPU); the newest torch release with a fitting GPU build wins. CPU is the answer when no GPU is
-here; when a GPU is here and nothing fits, the choice says so and the caller fails unless the
-user accepts the fallback. Pure: no I/O.
+XPU); the newest torch release with a fitting GPU build wins (the table's releases, or, widened
+by :func:`.extrapolate.extend_table`, those the indexes publish). When a newer release runs here
+only with a newer driver or ROCm, :attr:`Choice.upgrade` says what it needs. CPU is the answer
+when no GPU is here; when a GPU is here and nothing fits, the choice says so and the caller
+fails unless the user accepts the fallback. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ class Verdict:
     series: str
     #: None: the build fits; otherwise why not
     reason: str | None
+    #: the known build this one's data was taken from ("cu130 2.10"), "" when the table has it
+    extrapolated: str = ""
 
     @property
     def fits(self) -> bool:
@@ -65,6 +69,11 @@ class Choice:
     #: a GPU is present, nothing fits, and cpu was taken because the user accepted it
     fell_back: bool = False
     notes: list[str] = field(default_factory=list)
+    #: a newer release than the one chosen (or the one asked for, when none runs) that runs
+    #: here only with a newer driver or ROCm: what it needs
+    upgrade: str | None = None
+    #: the newest published version of the series chosen ("2.15.0"), else the series
+    shown: str | None = None
 
     @property
     def backend(self) -> str | None:
@@ -119,8 +128,10 @@ def check_build(
     platform: str,
     python_version: str | None,
     release: Release,
+    requirements: bool = True,
 ) -> str | None:
-    """Why ``backend``'s build of ``release`` does not run on ``target`` (None: it does)."""
+    """Why ``backend``'s build of ``release`` does not run on ``target`` (None: it does);
+    ``requirements=False`` leaves the driver and ROCm version out of the question."""
     if not _platform_ok(backend, platform):
         where = ", ".join(backend.platforms)
         return f"published for {where} only; the target is {platform}"
@@ -141,21 +152,10 @@ def check_build(
     name = _VENDOR_NAME[vendor]
     if not here and not supported:
         return f"no {name} GPU here"
-    if vendor == "nvidia":
-        floor = backend.cuda_floor
-        bounds = (supported or {}).get("cuda_version_lower_bound", ())
-        driver = backend.drivers.get(platform.split("-")[0]) or backend.drivers.get("Linux")
-        need = f"an NVIDIA driver for CUDA {floor} or newer" + (f" (>= {driver})" if driver else "")
-        if not bounds:
-            return f"needs {need}; no usable NVIDIA driver answers here"
-        if floor is not None and floor not in bounds:
-            return f"needs {need}; the driver here supports CUDA {bounds[0]}"
-    if vendor == "amd":
-        installed = (supported or {}).get("rocm_version", ())
-        if not installed:
-            return f"needs ROCm {backend.version}; no ROCm installation was found here"
-        if backend.version is not None and backend.version not in installed:
-            return f"needs ROCm {backend.version}; ROCm {installed[0]} is installed"
+    if requirements:
+        why = requirement_reason(backend, target, platform)
+        if why is not None:
+            return why
     for ns, features in shipped.items():
         for feature, values in features.items():
             offered = set(values)
@@ -175,6 +175,78 @@ def check_build(
                     )
                     return f"ships {_values(values)}; {dc.device} is {arch}"
     return None
+
+
+def requirement_reason(backend: Backend, target: Target, platform: str) -> str | None:
+    """Why the driver (NVIDIA) or ROCm installation (AMD) here is too old or missing for
+    ``backend`` (None: it is not)."""
+    supported = target.supported.get(backend.vendor or "")
+    if backend.vendor == "nvidia":
+        floor = backend.cuda_floor
+        bounds = (supported or {}).get("cuda_version_lower_bound", ())
+        driver = backend.drivers.get(platform.split("-")[0]) or backend.drivers.get("Linux")
+        need = f"an NVIDIA driver for CUDA {floor} or newer" + (f" (>= {driver})" if driver else "")
+        if not bounds:
+            return f"needs {need}; no usable NVIDIA driver answers here"
+        if floor is not None and floor not in bounds:
+            return f"needs {need}; the driver here supports CUDA {bounds[0]}"
+    if backend.vendor == "amd":
+        installed = (supported or {}).get("rocm_version", ())
+        if not installed:
+            return f"needs ROCm {backend.version}; no ROCm installation was found here"
+        if backend.version is not None and backend.version not in installed:
+            return f"needs ROCm {backend.version}; ROCm {installed[0]} is installed"
+    return None
+
+
+def _driver_key(driver: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in driver.split(".") if p.isdigit())
+
+
+def upgrade_needed(
+    table: BackendTable,
+    release: Release,
+    target: Target,
+    gpus: Sequence[Device],
+    *,
+    platform: str,
+    python_version: str | None,
+) -> str | None:
+    """What ``release`` needs to run here when only the driver (or ROCm) stands in the way:
+    ``torch 2.15.0 needs NVIDIA driver >= 580.65.06 (cu130, cu132); the driver here supports
+    CUDA 12.8``; None when it runs, or when more than the driver stands in the way."""
+    wanting: list[tuple[Backend, str]] = []
+    for backend in table.backends:
+        if backend.name not in release.builds or backend.vendor is None:
+            continue
+        other = check_build(
+            backend,
+            release.builds[backend.name],
+            target,
+            gpus,
+            platform=platform,
+            python_version=python_version,
+            release=release,
+            requirements=False,
+        )
+        if other is not None:
+            continue
+        why = requirement_reason(backend, target, platform)
+        if why is None:
+            return None  # a build runs: nothing to update
+        wanting.append((backend, why))
+    if not wanting:
+        return None
+    names = ", ".join(b.name for b, _ in wanting)
+    system = platform.split("-")[0]
+    nvidia = [b for b, _ in wanting if b.vendor == "nvidia"]
+    if nvidia:
+        drivers = [d for b in nvidia if (d := b.drivers.get(system) or b.drivers.get("Linux"))]
+        need = f"NVIDIA driver >= {min(drivers, key=_driver_key)}" if drivers else "a newer driver"
+    else:
+        need = "ROCm " + " or ".join(dict.fromkeys(str(b.version) for b, _ in wanting))
+    here = wanting[0][1].split("; ", 1)[-1]
+    return f"torch {release.shown} needs {need} ({names}); {here}"
 
 
 def _releases_for(table: BackendTable, spec: SpecifierSet | None) -> tuple[list[Release], str]:
@@ -241,23 +313,39 @@ def choose_backend(
                 python_version=python_version,
                 release=release,
             )
-            choice.considered.append(Verdict(backend.name, release.series, reason))
+            mark = release.extrapolated.get(backend.name, "")
+            if backend.extrapolated:
+                mark += ("; " if mark else "") + (
+                    f"requirements from its name, platforms from {backend.extrapolated}"
+                )
+            choice.considered.append(Verdict(backend.name, release.series, reason, mark))
             if reason is None:
                 fitting.append(backend.name)
         if fitting:
             choice.ordered = fitting
             choice.series = release.series
+            choice.shown = release.shown
             if release is not releases[0]:
                 choice.notes.append(
                     f"no GPU build of torch {releases[0].series} runs here; torch "
                     f"{release.series} is the newest release with one"
                 )
             break
+    if gpus:
+        for release in releases:
+            if choice.series is not None and Version(release.series) <= Version(choice.series):
+                break
+            choice.upgrade = upgrade_needed(
+                table, release, target, gpus, platform=platform, python_version=python_version
+            )
+            if choice.upgrade is not None:
+                break
     if choice.ordered:
         return choice
     # nothing for the GPU: cpu, if the platform has it
     newest = releases[0] if releases else None
     choice.series = newest.series if newest is not None else None
+    choice.shown = newest.shown if newest is not None else None
     cpu = table.backend("cpu")
     if newest is not None and "cpu" in newest.builds:
         reason = check_build(

@@ -5,9 +5,13 @@ The :class:`Router` is the index finder's :class:`~fitwheel.index.finder.Project
 1. ``--variant-index-url`` indexes (opt-in), in order: a project they publish variants for
    (variant wheels or a variants file on its page) comes from there, as uv's variant build does;
 2. with ``--torch-backend``, the torch-ecosystem projects come from ``BASE/<backend>/``: the
-   backend the user named, or for ``auto`` the first fitting backend (:mod:`.choose`) whose
-   index has a torch wheel for the target interpreter; torch versions whose build on that
-   backend does not run here are dropped (a newer release that left this GPU behind);
+   backend the user named, or for ``auto`` the first fitting backend (:mod:`.choose`) of the
+   newest release with a fitting build, among the releases the backend indexes publish for the
+   target interpreter (:mod:`.published`; the backends are the table's and those the index
+   root lists, releases and backends the table lacks extrapolated by :mod:`.extrapolate`);
+   torch versions whose build on that backend does not run here are dropped (a newer release
+   that left this GPU behind). A newer release that only a driver (or ROCm) update would bring
+   is told as a notice; a pinned one that cannot run here is an error saying so;
 3. everything else searches the user's indexes as usual.
 
 Find-links files count as well, but a project routed to a backend index takes from them only
@@ -175,6 +179,8 @@ class Router:
         self.dropped: list[Dropped] = []
         #: link URL -> (project, what its build is) of the user's own files of another backend
         self.foreign_own: dict[str, tuple[str, FileBuild]] = {}
+        #: backend -> the torch versions its index publishes for the target (``auto`` only)
+        self.published: dict[str, tuple[Version, ...]] = {}
         self._lock = threading.RLock()
 
     # -- the finder's hook ---------------------------------------------------------------
@@ -257,11 +263,49 @@ class Router:
                 "your own indexes only."
             ) from None
 
-    def decide(self) -> Choice:
-        """The backend choice (no index is asked: the table and the target only)."""
+    def _read_published(self, finder: Finder) -> None:
+        """Which torch releases each candidate backend's index publishes for the target (the
+        backends of the GPU vendors here and cpu; those the table names and those the index
+        root lists), and the table widened to them (:func:`.extrapolate.extend_table`)."""
+        from fitwheel.torchbackend.choose import GPU_VENDORS, gpu_devices
+        from fitwheel.torchbackend.extrapolate import extend_table
+        from fitwheel.torchbackend.published import listed_backends, torch_versions
+        from fitwheel.torchbackend.table import backend_from_name
+
+        vendors = {d.vendor for d in gpu_devices(self.devices)}
+        if self.target is not None:
+            vendors |= {v for v in GPU_VENDORS if v in self.target.supported}
+        names = [b.name for b in self.table.backends]
+        names += [
+            n
+            for n in listed_backends(finder.session, self.settings.index_url) or ()
+            if n not in names
+        ]
+        for name in names:
+            if name != "cpu" and backend_from_name(name).vendor not in vendors:
+                continue
+            url = backend_index(self.settings.index_url, name)
+            try:
+                page = self._page(finder, url, "torch", missing_ok=True) or []
+            except _Missing:
+                self.skipped[name] = f"{url} does not exist (HTTP 404): not on this mirror"
+                continue
+            versions = torch_versions(page, self._runs_here)
+            if versions:
+                self.published[name] = versions
+        self.table = extend_table(self.table, self.published)
+
+    def _runs_here(self, wheel: WheelFilename) -> bool:
+        return any(tag in self.tags for tag in _tags(wheel))
+
+    def decide(self, finder: Finder | None = None) -> Choice:
+        """The backend choice: for ``auto``, by the table and the target, over the releases the
+        backend indexes publish (read through ``finder``; without one, the table's)."""
         if self.choice is not None:
             if not self.choice.ordered:
-                raise TorchBackendError(unsupported_message(self.choice, self.settings))
+                raise TorchBackendError(
+                    unsupported_message(self.choice, self.settings, self._pin())
+                )
             return self.choice
         requested = self.settings.backend or "auto"
         if requested != "auto":
@@ -273,6 +317,8 @@ class Router:
                 f"torch-backend auto (from {self.settings.backend_origin}) needs the target's "
                 "hardware: drop --no-variants, or name the backend (--torch-backend cu128)."
             )
+        if finder is not None:
+            self._read_published(finder)
         self.choice = choose_backend(
             self.table,
             self.target,
@@ -284,8 +330,26 @@ class Router:
             allow_fallback=self.allow_fallback,
         )
         if not self.choice.ordered:
-            raise TorchBackendError(unsupported_message(self.choice, self.settings))
+            raise TorchBackendError(unsupported_message(self.choice, self.settings, self._pin()))
         return self.choice
+
+    def _pin(self) -> str | None:
+        """``torch<2.12`` when a pinned torch runs here on no build but an older release does
+        (the newest such is 2.11)."""
+        if self.target is None or self.torch_spec is None or not str(self.torch_spec):
+            return None
+        unpinned = choose_backend(
+            self.table,
+            self.target,
+            self.devices,
+            system=self.markers.get("platform_system", ""),
+            machine=self.markers.get("platform_machine", ""),
+            python_version=self.markers.get("python_version"),
+        )
+        if not unpinned.ordered or unpinned.backend == "cpu" or unpinned.series is None:
+            return None
+        major, minor = unpinned.series.split(".")[:2]
+        return f"torch<{major}.{int(minor) + 1}"
 
     def _explicit_mismatch(self, name: str) -> str | None:
         """Why the backend the user named does not run here (by the newest release that has
@@ -316,7 +380,7 @@ class Router:
     def _backend(self, finder: Finder) -> str:
         if self.backend is not None:
             return self.backend
-        choice = self.decide()
+        choice = self.decide(finder)
         if choice.requested != "auto":
             self.backend = choice.ordered[0]
             return self.backend
@@ -393,6 +457,14 @@ class Router:
             if self.backend is not None:
                 head += f" -> {self.backend}, index {backend_index(s.index_url, self.backend)}"
             lines.append(head)
+            lines.append(
+                f"  backend table: {self.table.origin}"
+                + (
+                    f", updated {self.table.updated}"
+                    if self.table.updated and "refreshed" not in self.table.origin
+                    else ""
+                )
+            )
             if choice is not None:
                 if choice.requested != "auto":
                     lines.append(
@@ -406,7 +478,8 @@ class Router:
                 others: dict[str, list[str]] = {}
                 for v in choice.considered:
                     if v.series != choice.series:
-                        others.setdefault(v.series, []).append(f"{v.backend}: {v.reason}")
+                        basis = f" (extrapolated from {v.extrapolated})" if v.extrapolated else ""
+                        others.setdefault(v.series, []).append(f"{v.backend}: {v.reason}{basis}")
                 if choice.backend == "cpu" and not choice.unserved:
                     others = {}  # no GPU here: older releases have nothing more to say
                 for series, why in others.items():
@@ -417,13 +490,18 @@ class Router:
                     mark = ""
                     if v.fits:
                         mark = "fits" + ("  <- chosen" if v.backend == self.backend else "")
+                    basis = f" (extrapolated from {v.extrapolated})" if v.extrapolated else ""
                     lines.append(
-                        f"  torch {v.series} {v.backend}: " + (mark or f"rejected: {v.reason}")
+                        f"  torch {v.series} {v.backend}: "
+                        + (mark or f"rejected: {v.reason}")
+                        + basis
                     )
                 if choice.fell_back:
                     lines.append("  cpu: no GPU build fits; accepted with --allow-fallback")
                 for note in choice.notes:
                     lines.append(f"  note: {note}")
+                if choice.upgrade is not None and choice.ordered:
+                    lines.append(f"  note: {choice.upgrade}")
             for name, skip in self.skipped.items():
                 lines.append(f"  skipped {name}: {skip}")
         for key, src in sorted(self.sources.items()):
@@ -449,8 +527,16 @@ class Router:
         return source.backend
 
     def notices(self) -> list[str]:
-        """One line per find-links file dropped for being another backend's build."""
-        return [d.notice() for d in self.dropped]
+        """One line per find-links file dropped for being another backend's build, a newer
+        torch that a driver (or ROCm) update would bring, and a broken cached backend table."""
+        out = [f"warning: {w}" for w in self.table.warnings]
+        choice = self.choice
+        if choice is not None and choice.upgrade is not None and self.backend is not None:
+            out.append(
+                f"{choice.upgrade}; torch {choice.shown} ({self.backend}) is the newest that "
+                f"runs here: {_action(choice.upgrade)} to get the newer release"
+            )
+        return out + [d.notice() for d in self.dropped]
 
     def own_file_warnings(self, urls: Collection[str]) -> list[str]:
         """A warning for each file the user named, among ``urls`` (those installed), that is
@@ -477,9 +563,17 @@ class Router:
             "torch_index_root": s.index_url if s.backend is not None else None,
             "variant_index_urls": list(s.variant_index_urls),
             "considered": [
-                {"backend": v.backend, "torch": v.series, "fits": v.fits, "reason": v.reason}
+                {
+                    "backend": v.backend,
+                    "torch": v.series,
+                    "fits": v.fits,
+                    "reason": v.reason,
+                    "extrapolated_from": v.extrapolated or None,
+                }
                 for v in (choice.considered if choice is not None else [])
             ],
+            "published": {k: [str(v) for v in vs] for k, vs in self.published.items()},
+            "table": self.table.origin,
             "sources": {
                 k: {"kind": v.kind, "url": v.url or None, "backend": v.backend}
                 for k, v in sorted(self.sources.items())
@@ -491,8 +585,14 @@ class Router:
         }
 
 
-def unsupported_message(choice: Choice, settings: TorchSettings) -> str:
+def unsupported_message(choice: Choice, settings: TorchSettings, pin: str | None = None) -> str:
     from fitwheel.torchbackend.table import backend_from_name
+
+    if choice.upgrade is not None and pin is not None:
+        return (
+            f"{choice.upgrade}: {_action(choice.upgrade)} or pin {pin}. "
+            f"(torch-backend auto comes from {settings.backend_origin}.)"
+        )
 
     present = "; ".join(d.describe() for d in choice.unserved) or "none detected"
     vendors = {d.vendor for d in choice.unserved}
@@ -514,3 +614,7 @@ def unsupported_message(choice: Choice, settings: TorchSettings) -> str:
         "to install it anyway, name a backend with --torch-backend, or update the GPU driver. "
         f"(torch-backend auto comes from {settings.backend_origin}.)"
     )
+
+
+def _action(upgrade: str) -> str:
+    return "update the driver" if "NVIDIA" in upgrade else "install that ROCm version"

@@ -55,6 +55,8 @@ class Backend:
     drivers: Mapping[str, str] = field(default_factory=dict)
     #: "platform_system-platform_machine" keys, e.g. "Linux-x86_64"
     platforms: tuple[str, ...] = ()
+    #: the known backend whose platforms (and drivers) this one was given, "" when known
+    extrapolated: str = ""
 
     @property
     def cuda_floor(self) -> str | None:
@@ -72,6 +74,15 @@ class Release:
     builds: Mapping[str, Mapping[str, Mapping[str, tuple[str, ...]]]]
     requires_python: str | None = None
     source: str = ""
+    #: backend -> the known build its architectures were taken from ("cu130 2.10")
+    extrapolated: Mapping[str, str] = field(default_factory=dict)
+    #: the newest version of the series the indexes publish ("2.15.0"), "" when not read
+    latest: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The release as told to the user: its newest published version, else the series."""
+        return self.latest or self.series
 
     def matches(self, spec: SpecifierSet) -> bool:
         """Whether a version of this series can satisfy ``spec`` (``2.9`` for ``==2.9.1``)."""
@@ -89,6 +100,12 @@ class BackendTable:
     #: newest first
     releases: tuple[Release, ...]
     description: str = ""
+    #: when the table's data was last brought up to date (ISO date or time)
+    updated: str = ""
+    #: where the table was read from ("the bundled table", a cached copy's path)
+    origin: str = "the bundled table"
+    #: what went wrong reading a cached copy (the bundled table is used instead)
+    warnings: tuple[str, ...] = ()
 
     def backend(self, name: str) -> Backend:
         for b in self.backends:
@@ -165,6 +182,7 @@ def parse_table(data: Any, source: str = TABLE_FILE) -> BackendTable:
                 base.version,
                 {str(k): str(v) for k, v in drivers.items()},
                 _str_tuple(raw.get("platforms", []), f"backends.{name}.platforms"),
+                str(raw.get("extrapolated", "")),
             )
         )
     releases = []
@@ -180,26 +198,81 @@ def parse_table(data: Any, source: str = TABLE_FILE) -> BackendTable:
                 ns: {f: _str_tuple(v, f"releases.{series}.builds.{name}") for f, v in fs.items()}
                 for ns, fs in props.items()
             }
+        marks = raw.get("extrapolated") or {}
+        if not isinstance(marks, dict):
+            raise TableError(f"{source}: releases.{series}.extrapolated must be an object")
         releases.append(
-            Release(series, builds, raw.get("requires_python"), str(raw.get("source", "")))
+            Release(
+                series,
+                builds,
+                raw.get("requires_python"),
+                str(raw.get("source", "")),
+                {str(k): str(v) for k, v in marks.items()},
+                str(raw.get("latest", "")),
+            )
         )
     releases.sort(key=lambda r: Version(r.series), reverse=True)
     return BackendTable(
-        projects, tuple(backends), tuple(releases), str(data.get("description", ""))
+        projects,
+        tuple(backends),
+        tuple(releases),
+        str(data.get("description", "")),
+        str(data.get("refreshed") or data.get("updated") or ""),
     )
 
 
-def load_backend_table(path: str | None = None) -> BackendTable:
-    """The bundled table, or the one at ``path``."""
+def load_backend_table(
+    path: str | None = None, *, env: Mapping[str, str] | None = None, cached: bool = True
+) -> BackendTable:
+    """The table at ``path``; without one, the cached copy ``fitwheel torch refresh`` wrote
+    when it is newer than the bundled table, else the bundled table (``cached=False``: the
+    bundled table)."""
     import json
 
     if path is None:
         from fitwheel.data import load_table
 
-        return parse_table(load_table(TABLE_FILE))
+        bundled = parse_table(load_table(TABLE_FILE))
+        return _newer_cached_table(bundled, env) if cached else bundled
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, ValueError) as exc:
         raise TableError(f"cannot read torch backend table {path}: {exc}") from None
     return parse_table(data, path)
+
+
+def cached_table_path(env: Mapping[str, str] | None = None) -> str:
+    """Where ``fitwheel torch refresh`` keeps its copy of the table (the cache root)."""
+    import os
+
+    from fitwheel.paths import torch_table_path
+
+    return torch_table_path(os.environ if env is None else env)
+
+
+def _newer_cached_table(bundled: BackendTable, env: Mapping[str, str] | None) -> BackendTable:
+    """The cached copy when it was refreshed after ``bundled`` was updated, else ``bundled``.
+    A copy that cannot be read or parsed leaves ``bundled`` in force, with a warning in
+    :attr:`BackendTable.warnings`."""
+    import json
+    from dataclasses import replace
+
+    path = cached_table_path(env)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        table = parse_table(data, path)
+    except FileNotFoundError:
+        return bundled
+    except (OSError, ValueError, TypeError, AttributeError, TableError) as exc:
+        warning = (
+            f"the cached torch backend table {path} cannot be read ({exc}): the bundled table "
+            "is used; run `fitwheel torch refresh` to rewrite it, or remove the file"
+        )
+        return replace(bundled, warnings=(*bundled.warnings, warning))
+    if not table.updated or table.updated < bundled.updated:
+        return bundled
+    where = str(data.get("refreshed_from") or "")
+    origin = f"{path} (refreshed {table.updated}" + (f" from {where})" if where else ")")
+    return replace(table, origin=origin)
