@@ -95,7 +95,8 @@ def test_which_urls_are_backend_indexes(url: str, backend: str | None) -> None:
         ("torch==2.9.0+abc\n", None),  # a local version that names no backend
         ("--extra-index-url https://other.example/simple\ntorch\n", None),
         # the marker holds on Linux only (the target here is Linux)
-        ('torch==2.9.0+cpu; sys_platform == "darwin"\ntorch==2.9.0+cu128; sys_platform == "linux"\n',
+        ('torch==2.9.0+cpu; sys_platform == "darwin"\n'
+         'torch==2.9.0+cu128; sys_platform == "linux"\n',
          ("cu128", 'torch==2.9.0+cu128; sys_platform == "linux"', ":2")),
     ],
 )  # fmt: skip

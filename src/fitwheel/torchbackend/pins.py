@@ -130,9 +130,12 @@ def _namings(
     out = []
     for item in (*user.requirements, *user.constraints):
         marker = item.requirement.marker
-        if marker is not None and markers is not None:
-            if not marker.evaluate({**markers, "extra": ""}):
-                continue
+        if (
+            marker is not None
+            and markers is not None
+            and not marker.evaluate({**markers, "extra": ""})
+        ):
+            continue
         backend = pin_backend(item, routed)
         if backend is not None:
             where = "the command line" if item.origin == "command line" else item.origin
