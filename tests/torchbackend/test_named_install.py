@@ -3,6 +3,8 @@ requirements name a backend (a ``+cpu`` pin, a per-backend index line): ``auto``
 a backend named by hand that contradicts them is an error, ``freeze`` then ``install -r``
 reproduces a routed build, and a routed project's errors name the index it came from."""
 
+# ruff: noqa: F401, F811
+
 from __future__ import annotations
 
 import subprocess
@@ -13,13 +15,10 @@ import pytest
 
 from fitwheel.cli.main import main
 from tests.kit import make_venv
-from tests.torchbackend.test_install import (  # noqa: F401 (the fixtures)
-    fitwheel,
-    mirror,
-    profiles,
-    url,
-    venv,
-)
+
+# the fixtures of the backend install tests (the mirror served once per module, and the
+# hermetic in-process ``fitwheel install``), taken as pytest takes imported fixtures
+from tests.torchbackend.test_install import fitwheel, mirror, profiles, url, venv
 
 H100 = "gpu-h100-open"  # auto alone: cu128 (a 550 driver: no cu130)
 
