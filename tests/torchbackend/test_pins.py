@@ -141,6 +141,15 @@ def test_a_constraint_and_the_command_line_name_it_too(tmp_path: Path) -> None:
     )
 
 
+def test_a_wheel_named_directly_names_nothing(tmp_path: Path) -> None:
+    from tests.kit import make_wheel
+
+    own = make_wheel(tmp_path / "mine", "torch", "2.13.0+cpu")
+    user = collect([str(own), f"torch @ {own.resolve().as_uri()}"], env={})
+    assert [item.wheel_path for item in user.requirements] == [own.resolve()] * 2
+    assert named_backend(user, projects=PROJECTS, torch_index_url=BASE) is None
+
+
 def test_a_file_index_url_replaces_the_flags(tmp_path: Path) -> None:
     path = tmp_path / "requirements.txt"
     path.write_text("-i https://other.example/simple\ntorch\n")

@@ -4,7 +4,8 @@ Two things in the requirements name a backend:
 
 - a pin of a routed project whose local version names one (``torch==2.4.0+cu118``,
   ``torchvision===0.24.0+cpu``; read by :func:`~fitwheel.torchbackend.builds.local_backend`),
-  among the requirements and constraints whose marker holds for the target;
+  among the requirements and constraints whose marker holds for the target (a wheel file
+  named directly is not a pin: it is installed whatever its build);
 - an index URL (``-i``/``--extra-index-url``, in a requirements file or on the command line)
   that is a per-backend index: ``BASE/<backend>`` for the torch index root in force
   (``--torch-index-url``, PyTorch's by default), or any URL whose path ends in
@@ -102,8 +103,9 @@ def url_backend(url: str, torch_index_url: str) -> str | None:
 
 
 def pin_backend(item: UserRequirement, projects: Collection[str]) -> str | None:
-    """The backend a pin of a routed project names by its local version (None: none)."""
-    if item.name not in projects:
+    """The backend a pin of a routed project names by its local version (None: none). A
+    wheel file named directly names none: it is installed whatever its build."""
+    if item.name not in projects or item.wheel_path is not None or item.source_path is not None:
         return None
     for spec in item.requirement.specifier:
         if spec.operator not in ("==", "==="):
