@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from fitwheel.cli.main import main
-from tests.kit import make_venv
+from tests.kit import build_torch_mirror, make_venv, serve
 
 # the fixtures of the backend install tests (the mirror served once per module, and the
 # hermetic in-process ``fitwheel install``), taken as pytest takes imported fixtures
@@ -150,3 +150,32 @@ def test_no_match_names_the_backend_index_as_the_source(
         "--torch-backend); the only index searched for torch)"
     ) in run.err
     assert "--index-url" not in run.err and "was not searched" not in run.err
+
+
+def test_a_routed_pin_is_not_said_to_be_shadowed_by_the_users_indexes(
+    tmp_path: Path, fitwheel: Any, profiles: dict[str, str]
+) -> None:
+    # the cu130 index lacks torch 2.10.0, which the default index has: under first-index a
+    # project from the user's first index would be flagged, but torch came from neither
+    partial = build_torch_mirror(
+        tmp_path / "partial", ("2.9.0", "2.10.0"), skip=[("cu130", "2.10.0")], variant_versions=()
+    )
+    with serve(partial.root) as (base, _state):
+        run = fitwheel(
+            "torch",
+            "--torch-backend",
+            "cu130",
+            "--torch-index-url",
+            f"{base}/whl",
+            "--index-url",
+            partial.default_index(base),
+            "--extra-index-url",
+            partial.default_index(base).replace("/simple/", "/simple"),
+            "--profile",
+            profiles[H100],
+            "--dry-run",
+            index=False,
+        )
+    assert run.rc == 0, run.err
+    assert "torch 2.9.0+cu130" in run.out
+    assert "which pip would install" not in run.err, run.err
