@@ -179,3 +179,24 @@ def test_a_routed_pin_is_not_said_to_be_shadowed_by_the_users_indexes(
     assert run.rc == 0, run.err
     assert "torch 2.9.0+cu130" in run.out
     assert "which pip would install" not in run.err, run.err
+
+
+def test_a_pinned_build_that_does_not_run_here_is_explained_not_refused(
+    fitwheel: Any, url: str, profiles: dict[str, str]
+) -> None:
+    run = fitwheel(
+        "torch==2.10.0+cu128",
+        "--torch-backend",
+        "auto",
+        "--torch-index-url",
+        f"{url}/whl",
+        "--profile",
+        profiles["gpu-rtx4090-gtx1080ti"],  # auto alone: cu126 (the GTX 1080 Ti is sm_61)
+        "--dry-run",
+        "--explain",
+    )
+    assert run.rc == 0, run.err
+    assert "torch 2.10.0+cu128" in run.out
+    assert "  cu128: named by the command line (torch==2.10.0+cu128)" in run.out
+    assert "  cu128 does not run here: torch 2.10 cu128: ships sm_70" in run.out
+    assert "named by hand" not in run.err  # the warning for --torch-backend cu128 by hand

@@ -419,7 +419,9 @@ class Router:
                 if self.named is not None:
                     lines.append(f"  {self.named.backend}: named by {self.named.describe()}")
                     if self.named_mismatch:
-                        lines.append(f"  it does not run here ({self.named_mismatch})")
+                        lines.append(
+                            f"  {self.named.backend} does not run here: {self.named_mismatch}"
+                        )
                 elif choice.requested != "auto":
                     lines.append(
                         "  named by the user: "
