@@ -23,16 +23,34 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import InputError
 from fitwheel.index.auth import split_credentials
-from fitwheel.options import SourceOptions
 from fitwheel.resolve.requirements import UserInput, UserRequirement
 from fitwheel.torchbackend.builds import local_backend
 from fitwheel.torchbackend.settings import TorchSettings
 from fitwheel.variants.names import canonicalize_name
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Protocol
+
+    class IndexSources(Protocol):
+        """Where packages come from, as :class:`fitwheel.options.SourceOptions` says it."""
+
+        @property
+        def index_url(self) -> str | None: ...
+        @property
+        def extra_index_urls(self) -> Sequence[str]: ...
+        @property
+        def no_index(self) -> bool: ...
+        @property
+        def index_url_origin(self) -> str | None: ...
+        @property
+        def origins(self) -> Sequence[tuple[str, str]]: ...
 
 
 class BackendConflict(InputError):
@@ -63,7 +81,7 @@ class IndexLine:
     where: str
 
 
-def index_lines(sources: SourceOptions) -> list[IndexLine]:
+def index_lines(sources: IndexSources) -> list[IndexLine]:
     """The indexes the command line and the requirements files give (``sources`` with the
     files' options on top: a file's ``-i`` has replaced those named before it)."""
     written = dict(sources.origins)
