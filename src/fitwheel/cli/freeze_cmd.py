@@ -1,6 +1,12 @@
 """``fitwheel freeze``: the installed distributions as requirements that ``fitwheel install -r``
 installs again exactly: ``name==version``, and for a variant install ``name==version
---variant=LABEL`` (the variant is installed as it is, without checking the target)."""
+--variant=LABEL`` (the variant is installed as it is, without checking the target).
+
+A build from a torch backend index is written as pip writes it, ``torch==2.9.0+cu130``: its
+local version names the backend, which ``fitwheel install -r`` with a torch-backend setting
+(``auto`` included) follows (:mod:`fitwheel.torchbackend.pins`), so the same build comes back
+from that backend's index. No index line is added: the backend index, searched before the main
+one, would serve the other projects it mirrors in its own versions."""
 
 from __future__ import annotations
 

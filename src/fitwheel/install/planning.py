@@ -14,7 +14,7 @@ from fitwheel.install.env.session import installed_label
 from fitwheel.install.fetching import start_on_pin
 from fitwheel.install.outcome import InstallOutcome, Planned
 from fitwheel.integrity import HashRequiredError
-from fitwheel.resolve.diagnose import shadowed
+from fitwheel.resolve.diagnose import index_of, shadowed
 from fitwheel.resolve.resolver import (
     Prefetch,
     Resolution,
@@ -238,11 +238,8 @@ def passed_over_summary(lines: Sequence[str]) -> list[str]:
 
 
 def _index_of(source: CandidateSource, cand: Candidate) -> str:
-    from fitwheel.index.finder import search_order
-
-    order = search_order(source.finder.config)
-    rank = source.finder.rank(cand.link)
-    return order[rank] if rank < len(order) else "--find-links"
+    where = index_of(source.finder, cand.name, cand.link)
+    return where[0] if where is not None else "--find-links"
 
 
 def add_torch_warnings(outcome: InstallOutcome, ctx: InstallContext) -> None:

@@ -329,13 +329,22 @@ def _router(
         return None
     if config.index_url is None:
         return None  # --no-index: find-links only, as asked (no backend or variant index)
-    from fitwheel.torchbackend.routing import Router, torch_specifier
+    from fitwheel.torchbackend.pins import index_lines, requested_backend
+    from fitwheel.torchbackend.routing import Router, routed_projects, torch_specifier
     from fitwheel.torchbackend.table import load_backend_table
 
+    table = load_backend_table()
+    named = requested_backend(
+        settings,
+        user,
+        index_lines(request.sources),
+        projects=routed_projects(table, settings),
+        markers=env.markers,
+    )
     spec = torch_specifier(user)
     return Router(
         settings,
-        load_backend_table(),
+        table,
         target=target,
         devices=profile.devices if profile is not None else (),
         markers=dict(env.markers),
@@ -343,4 +352,5 @@ def _router(
         torch_spec=spec,
         allow_fallback=request.resolution.allow_fallback,
         own_files=[item.wheel_path for item in user.requirements if item.wheel_path is not None],
+        named=named,
     )

@@ -284,18 +284,28 @@ def _router(
         return None
     if config.index_url is None:
         return None  # --no-index: find-links only, as asked (no backend or variant index)
-    from fitwheel.torchbackend.routing import Router, torch_specifier
+    from fitwheel.torchbackend.pins import index_lines, requested_backend
+    from fitwheel.torchbackend.routing import Router, routed_projects, torch_specifier
     from fitwheel.torchbackend.table import load_backend_table
 
+    table = load_backend_table()
+    named = requested_backend(
+        settings,
+        user,
+        index_lines(request.sources.with_file_options(user.options)),
+        projects=routed_projects(table, settings),
+        markers=target.environment,
+    )
     return Router(
         settings,
-        load_backend_table(),
+        table,
         target=target.target,
         devices=target.devices,
         markers=dict(target.environment),
         tags=target.tags,
         torch_spec=torch_specifier(user),
         allow_fallback=request.resolution.allow_fallback,
+        named=named,
     )
 
 

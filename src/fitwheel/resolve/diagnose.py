@@ -106,17 +106,56 @@ def _files(name: NormalizedName, links: Sequence[Link]) -> list[_File]:
     return out
 
 
-def _where(source: CandidateSource, links: Sequence[Link]) -> str:
+def _routed(finder: Finder, key: str, link: Link) -> tuple[str, str] | None:
+    """Where the finder's route took ``link`` from (None: the project was not routed)."""
+    route: Callable[[str, str], tuple[str, str] | None] | None
+    route = getattr(finder.route, "index_of", None)
+    if route is None:
+        return None
+    found: tuple[str, str] | None = route(key, link.url)
+    return found
+
+
+def index_of(finder: Finder, key: str, link: Link) -> tuple[str, str] | None:
+    """The index the file ``link`` of project ``key`` came from, and what that index is (where
+    it was configured, or what routed the project there); None for a find-links file.
+
+    A project the finder's route took elsewhere (a variant index, a torch backend index) has
+    its files from there, whatever the configured indexes are: the route says which (its
+    ``index_of``); the others' index is the one at their place in the search order."""
+    rank = finder.rank(link)
+    if rank == FIND_LINKS_RANK:
+        return None
+    found = _routed(finder, key, link)
+    if found is not None:
+        return found
+    order = finder.config.search_order()
+    if rank >= len(order):
+        return None
+    return order[rank], finder.config.origin_of(order[rank])
+
+
+def _where(source: CandidateSource, key: NormalizedName, links: Sequence[Link]) -> str:
     """Which indexes the files came from, and (first-index) which were not looked at."""
     finder = source.finder
     config = finder.config
     order = config.search_order()
-    ranks = sorted({finder.rank(link) for link in links} - {FIND_LINKS_RANK})
-    used = [order[r] for r in ranks if r < len(order)]
-    text = ", ".join(f"{url} ({config.origin_of(url)})" for url in used)
-    if any(finder.rank(link) == FIND_LINKS_RANK for link in links):
+    used: dict[str, str] = {}
+    routed = local = False
+    for link in sorted(links, key=finder.rank):
+        where = index_of(finder, key, link)
+        if where is None:
+            local = True
+            continue
+        used.setdefault(*where)
+        routed = routed or _routed(finder, key, link) is not None
+    text = ", ".join(f"{url} ({origin})" for url, origin in used.items())
+    if local:
         text = f"{text}, find-links" if text else "find-links"
-    if finder.index_strategy == "first-index" and ranks and ranks[-1] + 1 < len(order):
+    ranks = sorted({finder.rank(link) for link in links} - {FIND_LINKS_RANK})
+    if routed or not ranks:
+        return text
+    if finder.index_strategy == "first-index" and ranks[-1] + 1 < len(order):
         later = order[ranks[-1] + 1 :]
         text += (
             "; the first index that has the project is the only one used under --index-strategy "
@@ -159,7 +198,7 @@ def unavailable_reason(
         versions = sorted({f.version for f in files}, reverse=True)
         return (
             f"no version of {key} matches {specifier or 'the requirement'}: the versions are "
-            f"{_shown([str(v) for v in versions])}, from {_where(source, links)}"
+            f"{_shown([str(v) for v in versions])}, from {_where(source, key, links)}"
         )
     formats = options.formats
     sdists = [f for f in matching if f.wheel is None]
@@ -282,6 +321,8 @@ def shadowed(
         rank = finder.rank(cand.link)
         if rank == FIND_LINKS_RANK or rank + 1 >= len(order):
             continue
+        if _routed(finder, cand.name, cand.link) is not None:
+            continue  # a route took it from its own index: the others were not asked
         work.append((cand, list(order[rank + 1 :])))
     if not work:
         return []

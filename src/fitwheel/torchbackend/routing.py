@@ -42,6 +42,7 @@ from fitwheel.platform.profile import Device
 from fitwheel.resolve.requirements import UserInput
 from fitwheel.torchbackend.builds import FileBuild, build_of
 from fitwheel.torchbackend.choose import Choice, accepts_version, choose_backend, explicit_choice
+from fitwheel.torchbackend.pins import Named
 from fitwheel.torchbackend.settings import TorchSettings
 from fitwheel.torchbackend.table import BackendTable
 from fitwheel.variants.errors import VariantFormatError
@@ -139,6 +140,11 @@ def backend_index(base: str, backend: str) -> str:
     return f"{base.rstrip('/')}/{backend}/"
 
 
+def routed_projects(table: BackendTable, settings: TorchSettings) -> frozenset[str]:
+    """The projects routed to the backend index: the table's and ``torch-projects``."""
+    return frozenset(canonicalize_name(p) for p in (*table.projects, *settings.extra_projects))
+
+
 class Router:
     def __init__(
         self,
@@ -152,6 +158,7 @@ class Router:
         torch_spec: SpecifierSet | None = None,
         allow_fallback: bool = False,
         own_files: Iterable[Path] = (),
+        named: Named | None = None,
     ) -> None:
         self.settings = settings
         self.table = table
@@ -161,9 +168,9 @@ class Router:
         self.tags = frozenset(tags)
         self.torch_spec = torch_spec
         self.allow_fallback = allow_fallback
-        self.projects = frozenset(
-            canonicalize_name(p) for p in (*table.projects, *settings.extra_projects)
-        )
+        self.projects = routed_projects(table, settings)
+        #: the backend the requirements name, which ``auto`` follows (:mod:`.pins`)
+        self.named = named if settings.backend == "auto" else None
         #: project -> where its files came from (routed projects only)
         self.sources: dict[str, Source] = {}
         self.choice: Choice | None = None
@@ -173,6 +180,8 @@ class Router:
         self.skipped: dict[str, str] = {}
         #: why the backend the user named does not run here (None: it does, or unknown)
         self.mismatch: str | None = None
+        #: the same for the backend the requirements name
+        self.named_mismatch: str | None = None
         #: the wheel files the user named (taken whatever their build)
         self.own_files = frozenset(Path(p) for p in own_files)
         #: find-links files of routed projects that are another backend's build
@@ -196,7 +205,8 @@ class Router:
                 ) from None
             if found and _publishes_variants(found):
                 with self._lock:
-                    self.sources[key] = Source("variant-index", url)
+                    files = frozenset(link.url for link in found)
+                    self.sources[key] = Source("variant-index", url, files=files)
                 return found, url
         if self.settings.backend is None or key not in self.projects:
             return None
@@ -210,7 +220,7 @@ class Router:
                 )
                 return None
             source = Source("torch-backend", url, backend)
-            if key == "torch" and self.settings.backend == "auto":
+            if key == "torch" and self._auto:
                 found = self._fitting(found, backend, source)
             source.files = frozenset(link.url for link in found)
             self.sources[key] = source
@@ -237,12 +247,18 @@ class Router:
                 else:
                     where = link.origin or link.url
                     self.dropped.append(Dropped(key, link.filename, where, build, backend))
-            if key == "torch" and self.settings.backend == "auto":
+            if key == "torch" and self._auto:
                 kept = self._fitting(kept, backend, source)
             taken = {link.url for link in (*own, *kept)}
             return [link for link in links if link.url in taken]
 
     # -- the choice ---------------------------------------------------------------------
+    @property
+    def _auto(self) -> bool:
+        """Whether the backend is fitwheel's choice (``auto`` that the requirements do not
+        name): only then are the torch versions whose build does not run here dropped."""
+        return self.settings.backend == "auto" and self.named is None
+
     def _page(
         self, finder: Finder, url: str, key: str, missing_ok: bool = False
     ) -> list[Link] | None:
@@ -308,9 +324,15 @@ class Router:
                 )
             return self.choice
         requested = self.settings.backend or "auto"
+        if self.named is not None:
+            requested = self.named.backend  # auto follows the requirements
         if requested != "auto":
             self.choice = explicit_choice(requested, self.table)
-            self.mismatch = self._explicit_mismatch(requested)
+            why = self._explicit_mismatch(requested)
+            if self.named is None:
+                self.mismatch = why  # a warning: the user named it by hand
+            else:
+                self.named_mismatch = why  # for --explain: the requirements pin this build
             return self.choice
         if self.target is None:
             raise TorchBackendError(
@@ -417,7 +439,7 @@ class Router:
         return self._why_not(wheel, backend) is None
 
     def _why_not(self, wheel: WheelFilename, backend: str) -> str | None:
-        if self.target is None or self.settings.backend != "auto":
+        if self.target is None or not self._auto:
             return None
         try:
             version = Version(wheel.version)
@@ -466,7 +488,13 @@ class Router:
                 )
             )
             if choice is not None:
-                if choice.requested != "auto":
+                if self.named is not None:
+                    lines.append(f"  {self.named.backend}: named by {self.named.describe()}")
+                    if self.named_mismatch:
+                        lines.append(
+                            f"  {self.named.backend} does not run here: {self.named_mismatch}"
+                        )
+                elif choice.requested != "auto":
                     lines.append(
                         "  named by the user: "
                         + (
@@ -526,6 +554,25 @@ class Router:
             return None
         return source.backend
 
+    def index_of(self, key: str, url: str) -> tuple[str, str] | None:
+        """The index this route took the file at ``url`` of project ``key`` from, and what
+        that index is, for messages (None: the project was not routed, or the file is one of
+        the user's find-links files)."""
+        source = self.sources.get(key)
+        if source is None or not source.url or url not in source.files:
+            return None
+        if source.kind == "variant-index":
+            return source.url, f"the variant index, from {self.settings.variant_index_origin}"
+        s = self.settings
+        why = (
+            f"named by {self.named.describe()}"
+            if self.named is not None
+            else f"of torch-backend {s.backend} (from {s.backend_origin})"
+        )
+        return source.url, (
+            f"the {source.backend} backend index, {why}; the only index searched for {key}"
+        )
+
     def notices(self) -> list[str]:
         """One line per find-links file dropped for being another backend's build, a newer
         torch that a driver (or ROCm) update would bring, and a broken cached backend table."""
@@ -558,6 +605,7 @@ class Router:
         return {
             "requested": s.backend,
             "origin": s.backend_origin if s.backend is not None else None,
+            "named_by": self.named.describe() if self.named is not None else None,
             "backend": self.backend,
             "index_url": backend_index(s.index_url, self.backend) if self.backend else None,
             "torch_index_root": s.index_url if s.backend is not None else None,
