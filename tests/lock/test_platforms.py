@@ -186,17 +186,16 @@ def test_each_targets_backend_choice_reads_its_platform_and_windows_driver(locke
     }
     win = verdicts["windows-rtx4090"]
     assert win["cu130"] is None and win["cu128"] is None
-    assert win["rocm7.1"] == "published for Linux-x86_64 only; the target is Windows-AMD64"
+    # an NVIDIA box considers NVIDIA's backends only (the platform rule shows on the Mac's)
+    assert win and not any(b.startswith(("rocm", "xpu")) for b in win)
     old = verdicts["windows-580"]
     assert old["cu130"] == (
         "needs an NVIDIA driver for CUDA 13.0 or newer (>= 580.88); the driver here supports "
         "CUDA 12.0"
     )
-    mac = verdicts["macos-arm64"]
-    assert mac["cpu"] is None
-    for backend in ("cu130", "cu128", "cu126", "rocm7.1", "xpu"):
-        assert mac[backend] is not None and mac[backend].endswith("the target is Darwin-arm64")
-    assert verdicts["graviton"]["cu126"].endswith("the target is Linux-aarch64")
+    # a machine without a GPU considers the cpu backend alone, built for its platform
+    for name in ("macos-arm64", "graviton"):
+        assert verdicts[name] == {"cpu": None}, (name, verdicts[name])
 
 
 def test_lock_check_is_stable(locked: Locked, tmp_path: Path) -> None:
