@@ -30,6 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "detect": ("fitwheel.cli.detect_cmd", "Show what this machine (or a sysroot) supports."),
     "select": ("fitwheel.cli.select_cmd", "Order the variants of a variants.json for a target."),
     "install": ("fitwheel.cli.install_cmd", "Install packages, choosing the variant that fits."),
+    "download": (
+        "fitwheel.cli.download_cmd",
+        "Download the files an install for a target would use.",
+    ),
     "uninstall": ("fitwheel.cli.uninstall_cmd", "Uninstall packages (all of them or none)."),
     "list": ("fitwheel.cli.list_cmd", "List installed packages, with their variants."),
     "freeze": ("fitwheel.cli.freeze_cmd", "Print installed packages as requirements."),

@@ -54,6 +54,7 @@ from fitwheel.resolve.requirements import UserInput, collect, ignored
 from fitwheel.resolve.resolver import Resolution, resolve
 
 if TYPE_CHECKING:
+    from fitwheel.resolve.formats import FormatControl
     from fitwheel.torchbackend.routing import Router
     from fitwheel.torchbackend.settings import TorchSettings
 
@@ -72,6 +73,7 @@ class LockRequest:
         resolution: ResolutionOptions | None = None,
         env: Mapping[str, str] | None = None,
         torch: TorchSettings | None = None,
+        formats: FormatControl | None = None,
     ) -> None:
         self.requirements = requirements
         self.requirement_files = requirement_files
@@ -79,10 +81,15 @@ class LockRequest:
         #: indexes, find-links, trust, time limits and the cache
         self.sources = SourceOptions() if sources is None else sources
         #: ``pre``, ``upgrade``, ``upgrade_packages`` and ``allow_fallback`` apply to a lock
+        #: (``no_deps`` to a download: the named projects alone)
         self.resolution = ResolutionOptions() if resolution is None else resolution
         self.env: Mapping[str, str] = dict(os.environ) if env is None else env
         #: --torch-backend, --torch-index-url, --variant-index-url and their settings
         self.torch = torch
+        #: which kinds of distribution count (None: every kind; a lock takes wheels only
+        #: anyway, and ``only_binary=[":all:"]`` says so in the message for a source-only
+        #: project)
+        self.formats = formats
 
 
 class LockOutcome:
@@ -246,6 +253,7 @@ def run_lock(
             python_version=target.environment["python_full_version"],
             tags=target.tags,
             pre=pre,
+            formats=request.formats,
         )
         source = CandidateSource(finder, options)
         try:
@@ -257,6 +265,7 @@ def run_lock(
                 installed=_preferred(previous, target, request),
                 devices=target.devices,
                 allow_fallback=request.resolution.allow_fallback,
+                no_deps=request.resolution.no_deps,
                 shared=shared,
             )
         except ResolutionError as exc:  # the torch backend route's failures included
