@@ -90,14 +90,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def download_target(args: argparse.Namespace, cache_dir: Path | None) -> LockTarget:
     """The target ``args`` name: a profile, a sysroot or this machine (detected), at the
     Python version and platforms given (default: this interpreter's, the profile's)."""
-    from fitwheel.cli._targets import resolve_target
+    from fitwheel.cli._targets import resolve_target, sysroot_of
     from fitwheel.lock.targets import make_target, target_name
 
     resolved = resolve_target(args, cache_dir=cache_dir)
+    profile = resolved.profile
+    if not args.profile and sysroot_of(args) is None:
+        # this machine's detected marker values are the running interpreter's: the target's
+        # come from it with --python-version and --platform on top (make_target's rule)
+        from fitwheel.platform.profile import Profile
+
+        profile = Profile(profile.properties, profile.devices, {}, profile.sources)
     name = target_name(args.profile, set()) if args.profile else "target"
     return make_target(
         name,
-        resolved.profile,
+        profile,
         resolved.target,
         python_version=args.python_version,
         platforms=args.platform,
