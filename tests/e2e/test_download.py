@@ -102,6 +102,8 @@ def test_a_rerun_keeps_the_files_and_dry_run_writes_nothing(site: Site, tmp_path
     assert "2 files would be saved" in planned.stdout
     assert site.download("app", "-d", str(dest)).returncode == 0
     before = {p.name: (p.stat().st_ino, sha256_of(p)) for p in dest.iterdir()}
+    # copies, not links to the cache (which a change to the folder's files would spoil)
+    assert all(p.stat().st_nlink == 1 for p in dest.iterdir())
     report = tmp_path / "report.json"
     again = site.download("app", "-d", str(dest), "--report", str(report))
     assert again.returncode == 0, again.stderr

@@ -6,8 +6,8 @@ with ``--python-version`` / ``--platform``), resolved exactly as ``lock`` resolv
 tags, markers, variant ordering and torch route); the one-target lock is kept in memory,
 :func:`~fitwheel.lock.selection.select` picks the target's files from it, and
 :func:`~fitwheel.lock.syncing.fetch_files` brings each in through the download cache, checked
-against its sha256. Each file is then placed in the folder under its own name (a hard link to
-the cached copy where the filesystem allows, else a copy).
+against its sha256. Each file is then copied into the folder under its own name (whole or not at
+all; never a link to the cached copy, which a change to the folder's file would spoil).
 
 Wheels only: a lock names wheels, and a source distribution cannot be built for another
 machine, so a project with no wheel for the target is refused by name (as ``pip download
@@ -163,7 +163,9 @@ def save_files(
     dest.mkdir(exist_ok=True)
     for f, done in zip(todo, fetched, strict=True):
         try:
-            link_or_copy(done.path, f.path, scratch=dest)
+            # a copy, never a link to the cached file: a file in the folder is the user's to
+            # change, and a change written through a link would spoil the cache
+            link_or_copy(done.path, f.path, link=False, scratch=dest)
         except FileExistsError:
             raise InstallationError(
                 f"{f.path} appeared while downloading: remove it, or save into another folder."
