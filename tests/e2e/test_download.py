@@ -159,12 +159,12 @@ def test_source_only_dependencies_are_refused_by_name(site: Site, tmp_path: Path
 def test_a_folder_that_cannot_hold_the_files_is_refused(site: Site, tmp_path: Path) -> None:
     missing = tmp_path / "no" / "such"
     done = site.download("app", "-d", str(missing))
-    assert done.returncode == 2
+    assert done.returncode == 1
     assert f"its parent folder {tmp_path / 'no'} does not exist" in done.stderr
     a_file = tmp_path / "file"
     a_file.write_text("")
     done = site.download("app", "-d", str(a_file))
-    assert done.returncode == 2 and "is a file, not a folder" in done.stderr
+    assert done.returncode == 1 and "is a file, not a folder" in done.stderr
 
 
 def test_windows_cuda_torch_from_a_linux_machine(tmp_path: Path) -> None:

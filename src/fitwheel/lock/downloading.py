@@ -22,7 +22,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from fitwheel.errors import InstallationError, ResolutionError, UsageError
+from fitwheel.errors import InputError, InstallationError, ResolutionError
 from fitwheel.lock.document import LockedPackage, LockedWheel
 from fitwheel.lock.locking import LockOutcome, LockRequest, run_lock
 from fitwheel.lock.selection import Host, select
@@ -82,12 +82,12 @@ def check_folder(dest: Path, *, dry_run: bool = False) -> None:
     no permission to write in it."""
     parent = dest.parent if dest.parent != Path("") else Path(".")
     if not dest.exists() and not parent.is_dir():
-        raise UsageError(
+        raise InputError(
             f"-d {dest}: its parent folder {parent} does not exist; create it first, or give "
             "another folder."
         )
     if dest.exists() and not dest.is_dir():
-        raise UsageError(f"-d {dest} is a file, not a folder: give a folder to save into.")
+        raise InputError(f"-d {dest} is a file, not a folder: give a folder to save into.")
     where = dest if dest.exists() else parent
     if not dry_run and not os.access(where, os.W_OK | os.X_OK):
         raise InstallationError(
