@@ -153,6 +153,7 @@ def test_source_only_dependencies_are_refused_by_name(site: Site, tmp_path: Path
         assert done.returncode == 1, done.stdout
         assert "srconly (needed by needs-source 1.0): only source distributions" in done.stderr
         assert "fitwheel download saves wheels only" in done.stderr
+        assert "drop --only-binary" not in done.stderr  # not an option the user gave
         assert not dest.exists()
 
 

@@ -19,6 +19,7 @@ expected sha256 is kept; one with the same name and other contents is an error n
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,6 +36,13 @@ _WHEELS_ONLY = (
     "distribution is built on the machine that installs it. Build a wheel there ('pip wheel "
     "NAME -w DIR') and pass its folder with --find-links, or pin a version that has a wheel "
     "for the target"
+)
+
+
+#: the resolver's advice for a refusal by ``--only-binary``, which a download implies
+_DROP_ADVICE = re.compile(
+    r"; drop --only-binary :all: for \S+ to let fitwheel build it, or add an index that has "
+    r"its wheels"
 )
 
 
@@ -130,9 +138,12 @@ def resolve_download(request: LockRequest, target: LockTarget) -> LockOutcome:
     try:
         return run_lock(request, [target])
     except ResolutionError as exc:
-        if "only source distributions" not in str(exc):
+        text = str(exc)
+        if "only source distributions" not in text:
             raise
-        raise ResolutionError(f"{exc} {_WHEELS_ONLY}.") from None
+        # the refusal is the download's own, not an option the user could drop
+        text = _DROP_ADVICE.sub("", text)
+        raise ResolutionError(f"{text} {_WHEELS_ONLY}.") from None
 
 
 def save_files(
