@@ -88,7 +88,7 @@ def host_of(target: LockTarget) -> Host:
 def check_folder(dest: Path, *, dry_run: bool = False) -> None:
     """Refuse a folder that cannot hold the files: its parent missing, a file in its place, or
     no permission to write in it."""
-    parent = dest.parent if dest.parent != Path("") else Path(".")
+    parent = dest.parent
     if not dest.exists() and not parent.is_dir():
         raise InputError(
             f"-d {dest}: its parent folder {parent} does not exist; create it first, or give "
