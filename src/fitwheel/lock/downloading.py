@@ -131,7 +131,8 @@ def plan_files(outcome: LockOutcome, target: LockTarget, dest: Path) -> list[Dow
 
 
 def resolve_download(request: LockRequest, target: LockTarget) -> LockOutcome:
-    """The one-target lock of ``request`` (wheels only; see the module docstring)."""
+    """The one-target lock of ``request``, wheels only (``request.formats`` is set to
+    ``--only-binary :all:``; see the module docstring)."""
     from fitwheel.resolve.formats import FormatControl
 
     request.formats = FormatControl(only_binary=[":all:"])
