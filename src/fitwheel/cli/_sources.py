@@ -43,6 +43,30 @@ _SOURCE_DEFAULTS: dict[str, object] = {
 }
 
 
+def add_requirement_arguments(
+    parser: argparse.ArgumentParser, verb: str, *, editables: bool = False
+) -> None:
+    """What a resolving command resolves (``install``, ``lock``, ``download``): requirements,
+    ``-r`` files, ``-c`` constraints files (``-e`` editables where ``editables``)."""
+    what = "a requirement (name[extras] specifier; marker)" + (
+        " or a wheel file" if editables else ""
+    )
+    parser.add_argument("requirements", nargs="*", metavar="REQUIREMENT", help=what)
+    parser.add_argument(
+        "-r", "--requirement", action="append", default=[], metavar="FILE",
+        dest="requirement_files", help=f"{verb} the requirements of a file",
+    )  # fmt: skip
+    if editables:
+        parser.add_argument(
+            "-e", "--editable", action="append", default=[], metavar="PATH", dest="editables",
+            help="install a local project in editable mode (PEP 660)",
+        )  # fmt: skip
+    parser.add_argument(
+        "-c", "--constraint", action="append", default=[], metavar="FILE",
+        dest="constraint_files", help="limit versions with a constraints file",
+    )  # fmt: skip
+
+
 def add_source_arguments(parser: argparse.ArgumentParser, *, caching: bool = False) -> None:
     """The package sources of a resolving command (``install``, ``lock``): indexes,
     find-links, trust, time limits and the cache; ``caching`` adds ``--no-cache-dir`` and

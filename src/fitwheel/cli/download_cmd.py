@@ -40,15 +40,9 @@ with other contents is an error (remove it, or use another folder).
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = _EPILOG
-    parser.add_argument("requirements", nargs="*", metavar="REQUIREMENT", help="a requirement")
-    parser.add_argument(
-        "-r", "--requirement", action="append", default=[], metavar="FILE",
-        dest="requirement_files", help="download the requirements of a file",
-    )  # fmt: skip
-    parser.add_argument(
-        "-c", "--constraint", action="append", default=[], metavar="FILE",
-        dest="constraint_files", help="limit versions with a constraints file",
-    )  # fmt: skip
+    from fitwheel.cli._sources import add_requirement_arguments
+
+    add_requirement_arguments(parser, "download")
     parser.add_argument(
         "-d", "--dest", required=True, metavar="DIR",
         help="the folder to save the files into (made if missing; its parent must exist)",

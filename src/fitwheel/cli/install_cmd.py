@@ -42,22 +42,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_inputs(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "requirements", nargs="*", metavar="REQUIREMENT",
-        help="a requirement (name[extras] specifier; marker) or a wheel file",
-    )  # fmt: skip
-    parser.add_argument(
-        "-r", "--requirement", action="append", default=[], metavar="FILE",
-        dest="requirement_files", help="install from a requirements file",
-    )  # fmt: skip
-    parser.add_argument(
-        "-e", "--editable", action="append", default=[], metavar="PATH", dest="editables",
-        help="install a local project in editable mode (PEP 660)",
-    )  # fmt: skip
-    parser.add_argument(
-        "-c", "--constraint", action="append", default=[], metavar="FILE",
-        dest="constraint_files", help="limit versions with a constraints file",
-    )  # fmt: skip
+    from fitwheel.cli._sources import add_requirement_arguments
+
+    add_requirement_arguments(parser, "install", editables=True)
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:

@@ -19,15 +19,9 @@ HELP = "Resolve for several targets and write one pylock.toml."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("requirements", nargs="*", metavar="REQUIREMENT", help="a requirement")
-    parser.add_argument(
-        "-r", "--requirement", action="append", default=[], metavar="FILE",
-        dest="requirement_files", help="lock the requirements of a file",
-    )  # fmt: skip
-    parser.add_argument(
-        "-c", "--constraint", action="append", default=[], metavar="FILE",
-        dest="constraint_files", help="limit versions with a constraints file",
-    )  # fmt: skip
+    from fitwheel.cli._sources import add_requirement_arguments
+
+    add_requirement_arguments(parser, "lock")
     parser.add_argument(
         "-o", "--output", default="pylock.toml", metavar="FILE",
         help="the lock file to write (default: pylock.toml)",
