@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
+from fitwheel._values import Frozen
 from fitwheel.errors import InputError
 
 SECTION = "install"
@@ -103,10 +104,19 @@ def _normalise(key: str, value: Any, origin: str) -> str | list[str]:
     return value
 
 
-class Setting(NamedTuple):
+class Setting(Frozen):
+    """One setting in force: its key, value and where it was set (a file's table, or a
+    variable). A plain value class: a named tuple costs a millisecond at every start-up."""
+
+    __slots__ = ("key", "origin", "value")
     key: str
     value: str | list[str]
     origin: str
+
+    def __init__(self, key: str, value: str | list[str], origin: str) -> None:
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "origin", origin)
 
 
 def file_settings(env: Mapping[str, str]) -> dict[str, Setting]:

@@ -285,6 +285,18 @@ def _show(
 ) -> None:
     """``--explain``, ``--report``, the summary and ``--verify`` (the warnings were given
     while the install ran)."""
+    if args.explain or args.report:  # the report module is loaded for these only
+        _show_resolution(args, outcome, profile, description)
+    if not args.quiet and args.report != "-":
+        for line in _summary(_planned_rows(outcome), outcome.installed, args.dry_run):
+            print(line)
+    if args.verify and not args.dry_run:
+        _verify(args, outcome, profile)
+
+
+def _show_resolution(
+    args: argparse.Namespace, outcome: InstallOutcome, profile: Profile | None, description: str
+) -> None:
     from fitwheel.install.report import explain_lines, report_json
 
     if args.explain:
@@ -301,11 +313,6 @@ def _show(
             sys.stdout.write(text)
         else:
             Path(args.report).write_text(text, encoding="utf-8")
-    if not args.quiet and args.report != "-":
-        for line in _summary(_planned_rows(outcome), outcome.installed, args.dry_run):
-            print(line)
-    if args.verify and not args.dry_run:
-        _verify(args, outcome, profile)
 
 
 def _verify(args: argparse.Namespace, outcome: InstallOutcome, profile: Profile | None) -> None:

@@ -98,9 +98,6 @@ _ENV_NAMES = frozenset(
     }
 )
 
-#: turns the records off (reading and writing)
-DISABLE_ENV = "FITWHEEL_NO_REMEMBER"
-
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _VERSION = re.compile(r"[A-Za-z0-9!+._-]+")

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from fitwheel.install.remembered import Recall
     from fitwheel.install.request import InstallRequest
 
+#: turns the records off (reading and writing)
+DISABLE_ENV = "FITWHEEL_NO_REMEMBER"
 #: requirement strings that name a file, a folder or a URL (never remembered)
 _LOCAL_HINTS = ("/", "\\", "://", "@", "~")
 _LOCAL_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar")
@@ -33,8 +35,6 @@ _LOCAL_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar")
 def rememberable(request: InstallRequest, env: Mapping[str, str]) -> bool:
     """Whether ``request`` may use and file records (see the module's docstring; the outputs
     that need the resolution are the caller's to rule out)."""
-    from fitwheel.install.remembered import DISABLE_ENV
-
     sources, resolution = request.sources, request.resolution
     if env.get(DISABLE_ENV, "") not in ("", "0"):
         return False
