@@ -32,7 +32,7 @@ from packaging.version import Version
 
 from fitwheel.errors import InputError, ResolutionError
 from fitwheel.index.config import IndexConfig, load_index_config
-from fitwheel.index.finder import FIND_LINKS_RANK, Finder, search_order
+from fitwheel.index.finder import Finder
 from fitwheel.index.http import Session
 from fitwheel.index.session import RemoteFiles, open_session
 from fitwheel.index.simple import Link
@@ -371,15 +371,15 @@ def _sha256(link: Link, session: Session) -> str:
     return digest.hexdigest()
 
 
-def _index_of(finder: Finder, router: Router | None, name: str, link: Link) -> str | None:
+def _index_of(finder: Finder, name: str, link: Link) -> str | None:
+    """The index a locked file came from (the one rule, :func:`~fitwheel.resolve.diagnose.
+    index_of`, routed projects included), without credentials; None for a local file."""
+    from fitwheel.resolve.diagnose import index_of
+
     if link.is_file:
         return None
-    rank = finder.rank(link)
-    routed = router.sources.get(name) if router is not None else None
-    if routed is not None and routed.url and rank != FIND_LINKS_RANK:
-        return public_url(routed.url)  # the variant index or BASE/<backend>/
-    order = search_order(finder.config)
-    return public_url(order[rank]) if rank < len(order) else None
+    found = index_of(finder, name, link)
+    return public_url(found[0]) if found is not None else None
 
 
 def _build(
@@ -442,7 +442,7 @@ def _build(
                 wheels,
                 marker=_entry_marker(list(by_target), all_names, markers),
                 requires_python=requires_python or None,
-                index=_index_of(finders[at], routers[at], name, first.link),
+                index=_index_of(finders[at], name, first.link),
                 variants_json=variants,
                 targets={t: by_target[t].link.filename for t in all_names if t in by_target},
             )

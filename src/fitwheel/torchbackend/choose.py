@@ -23,7 +23,7 @@ fails unless the user accepts the fallback. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -203,6 +203,15 @@ def _driver_key(driver: str) -> tuple[int, ...]:
     return tuple(int(p) for p in driver.split(".") if p.isdigit())
 
 
+def _builds_of(
+    table: BackendTable, release: Release
+) -> Iterator[tuple[Backend, Mapping[str, Mapping[str, tuple[str, ...]]]]]:
+    """The backends (in the table's order of preference) that have a build of ``release``."""
+    for backend in table.backends:
+        if backend.name in release.builds and backend.vendor is not None:
+            yield backend, release.builds[backend.name]
+
+
 def upgrade_needed(
     table: BackendTable,
     release: Release,
@@ -216,12 +225,10 @@ def upgrade_needed(
     ``torch 2.15.0 needs NVIDIA driver >= 580.65.06 (cu130, cu132); the driver here supports
     CUDA 12.8``; None when it runs, or when more than the driver stands in the way."""
     wanting: list[tuple[Backend, str]] = []
-    for backend in table.backends:
-        if backend.name not in release.builds or backend.vendor is None:
-            continue
+    for backend, build in _builds_of(table, release):
         other = check_build(
             backend,
-            release.builds[backend.name],
+            build,
             target,
             gpus,
             platform=platform,
@@ -301,12 +308,10 @@ def choose_backend(
     gpus = gpu_devices(devices)
     for release in releases:
         fitting = []
-        for backend in table.backends:
-            if backend.name not in release.builds or backend.vendor is None:
-                continue
+        for backend, build in _builds_of(table, release):
             reason = check_build(
                 backend,
-                release.builds[backend.name],
+                build,
                 target,
                 gpus,
                 platform=platform,
