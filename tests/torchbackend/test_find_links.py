@@ -6,28 +6,25 @@ pure-Python wheel, and a wheel the user names on the command line still come thr
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fitwheel.cli.main import main
 from tests.kit import (
     TorchMirror,
     build_simple_index,
     build_torch_mirror,
     clean_env,
-    make_venv,
     make_wheel,
-    serve,
 )
 from tests.kit.torch_mirror import LINUX, PY
+from tests.torchbackend.conftest import Run
 
 PROFILES = Path(__file__).resolve().parents[1] / "data" / "profiles"
 H100 = str(PROFILES / "h100.json")  # driver 580: auto chooses cu130
@@ -45,17 +42,6 @@ def mirror(tmp_path_factory: pytest.TempPathFactory) -> TorchMirror:
     return mirror
 
 
-@pytest.fixture(scope="module")
-def url(mirror: TorchMirror) -> Iterator[str]:
-    with serve(mirror.root) as (base, _state):
-        yield base
-
-
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venv") / "venv")
-
-
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """The find-links folder the pip configuration names (filled by each test)."""
@@ -71,46 +57,26 @@ def pip_config(tmp_path: Path, folder: Path, url: str) -> Path:
     return path
 
 
-class Run:
-    def __init__(self, rc: int, out: str, err: str) -> None:
-        self.rc, self.out, self.err = rc, out, err
-
-    def pins(self) -> dict[str, dict[str, Any]]:
-        return {e["name"]: e for e in json.loads(self.out)["install"]}
-
-    def report(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(self.out)
-        return data
-
-
 @pytest.fixture
 def fitwheel(
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
+    hermetic: Callable[[list[str]], Run],
     url: str,
     mirror: TorchMirror,
     venv: Path,
     pip_config: Path,
 ) -> Any:
     """``fitwheel install --dry-run`` in process with the pip configuration above and nothing
-    else of the host's."""
-    for key in list(os.environ):
-        if key.startswith(("PIP_", "UV_", "FITWHEEL_", "VIRTUAL_ENV")):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("PIP_CONFIG_FILE", str(pip_config))
-    monkeypatch.setenv("FITWHEEL_CONFIG", os.devnull)
-    monkeypatch.setenv("FITWHEEL_CACHE_DIR", str(tmp_path / "cache"))
+    else of the host's (see ``conftest.hermetic``)."""
 
     def run(*args: str, backend: str = "auto") -> Run:
+        monkeypatch.setenv("PIP_CONFIG_FILE", str(pip_config))
+        monkeypatch.setenv("FITWHEEL_CONFIG", os.devnull)
         argv = ["install", *args, "--python", str(venv), "--dry-run"]
         argv += ["--index-url", mirror.default_index(url)]
         argv += ["--torch-backend", backend, "--torch-index-url", mirror.torch_index(url)]
         argv += ["--profile", H100]
-        capsys.readouterr()
-        rc = main(argv)
-        captured = capsys.readouterr()
-        return Run(rc, captured.out, captured.err)
+        return hermetic(argv)
 
     return run
 

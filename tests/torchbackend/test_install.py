@@ -4,9 +4,8 @@ root (per-backend indexes, the default index, the variant index), for every fixt
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,8 @@ import pytest
 from fitwheel.cli.main import main
 from fitwheel.torchbackend.refresh import backend_of_label
 from tests.kit import TorchMirror, build_torch_mirror, make_venv, serve
-from tests.torchbackend.machines import CPU_ONLY, EXPECTED, machine_profile
+from tests.torchbackend.conftest import Run, write_profiles
+from tests.torchbackend.machines import CPU_ONLY, EXPECTED
 
 #: machines run through every path (the rest of the CPU-only ones only through the first)
 SOME_CPU = ["nogpu-server", "arm-grace-neoverse-v2", "x86-v1-core2"]
@@ -27,58 +27,20 @@ def mirror(tmp_path_factory: pytest.TempPathFactory) -> TorchMirror:
 
 
 @pytest.fixture(scope="module")
-def url(mirror: TorchMirror) -> Iterator[str]:
-    # PEP 691 pages (with sizes) where the client asks for them, HTML otherwise
-    with serve(mirror.root) as (base, _state):
-        yield base
-
-
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venv") / "venv")
-
-
-@pytest.fixture(scope="module")
 def profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    folder = tmp_path_factory.mktemp("profiles")
-    out = {}
-    for name in [*EXPECTED, *CPU_ONLY]:
-        path = folder / f"{name}.json"
-        path.write_text(machine_profile(name).dumps())
-        out[name] = str(path)
-    return out
-
-
-class Run:
-    def __init__(self, rc: int, out: str, err: str) -> None:
-        self.rc, self.out, self.err = rc, out, err
-
-    def report(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(self.out)
-        return data
-
-    def pins(self) -> dict[str, dict[str, Any]]:
-        return {e["name"]: e for e in self.report()["install"]}
+    return write_profiles(tmp_path_factory.mktemp("profiles"), [*EXPECTED, *CPU_ONLY])
 
 
 @pytest.fixture
 def fitwheel(
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
+    hermetic: Callable[[list[str]], Run],
     url: str,
     mirror: TorchMirror,
     venv: Path,
 ) -> Any:
-    """``fitwheel install`` in process, hermetic: no pip or fitwheel settings of the host, a
-    configuration folder and cache of the test's own, the mirror's default index."""
-    for key in list(os.environ):
-        if key.startswith(("PIP_", "UV_", "FITWHEEL_", "VIRTUAL_ENV")):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "site-config"))
-    monkeypatch.setenv("FITWHEEL_CACHE_DIR", str(tmp_path / "cache"))
+    """``fitwheel install`` in process, hermetic (see ``conftest.hermetic``), from the mirror's
+    default index."""
 
     def run(*args: str, index: bool = True, python: Path | None = None, **env: str) -> Run:
         for key, value in env.items():
@@ -86,10 +48,7 @@ def fitwheel(
         argv = ["install", *args, "--python", str(python or venv)]
         if index:
             argv += ["--index-url", mirror.default_index(url)]
-        capsys.readouterr()
-        rc = main(argv)
-        captured = capsys.readouterr()
-        return Run(rc, captured.out, captured.err)
+        return hermetic(argv)
 
     return run
 

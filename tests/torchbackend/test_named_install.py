@@ -3,7 +3,7 @@ requirements name a backend (a ``+cpu`` pin, a per-backend index line): ``auto``
 a backend named by hand that contradicts them is an error, ``freeze`` then ``install -r``
 reproduces a routed build, and a routed project's errors name the index it came from."""
 
-# ruff: noqa: F401, F811
+# ruff: noqa: F811
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ import pytest
 from fitwheel.cli.main import main
 from tests.kit import build_torch_mirror, make_venv, serve
 
-# the fixtures of the backend install tests (the mirror served once per module, and the
-# hermetic in-process ``fitwheel install``), taken as pytest takes imported fixtures
-from tests.torchbackend.test_install import fitwheel, mirror, profiles, url, venv
+# the fixtures of the backend install tests (their mirror, profiles and in-process
+# ``fitwheel install``), taken as pytest takes imported fixtures; ``url`` and ``venv`` are the
+# folder's (conftest)
+from tests.torchbackend.test_install import fitwheel, mirror, profiles  # noqa: F401
 
 H100 = "gpu-h100-open"  # auto alone: cu128 (a 550 driver: no cu130)
 

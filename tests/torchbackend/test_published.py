@@ -5,17 +5,14 @@ cu128 and rocm7.1 stopping at 2.11. The choice follows what the indexes publish.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fitwheel.cli.main import main
-from tests.kit import make_venv, serve
 from tests.kit.torch_mirror import TorchMirror, build_published_mirror
-from tests.torchbackend.machines import machine_profile
+from tests.torchbackend.conftest import Run, write_profiles
 
 MACHINES = [
     "gpu-h100-open@580",
@@ -34,60 +31,16 @@ def mirror(tmp_path_factory: pytest.TempPathFactory) -> TorchMirror:
 
 
 @pytest.fixture(scope="module")
-def url(mirror: TorchMirror) -> Iterator[str]:
-    with serve(mirror.root) as (base, _state):
-        yield base
-
-
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venv") / "venv")
-
-
-@pytest.fixture(scope="module")
 def profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    folder = tmp_path_factory.mktemp("profiles")
-    out = {}
-    for name in MACHINES:
-        path = folder / f"{name}.json"
-        path.write_text(machine_profile(name).dumps())
-        out[name] = str(path)
-    return out
-
-
-class Run:
-    def __init__(self, rc: int, out: str, err: str) -> None:
-        self.rc, self.out, self.err = rc, out, err
-
-    def torch(self) -> dict[str, Any]:
-        report = json.loads(self.out)
-        pin: dict[str, Any] = next(e for e in report["install"] if e["name"] == "torch")
-        return pin
+    return write_profiles(tmp_path_factory.mktemp("profiles"), MACHINES)
 
 
 @pytest.fixture
-def fitwheel(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    url: str,
-    mirror: TorchMirror,
-    venv: Path,
-) -> Any:
-    """``fitwheel`` in process, hermetic (no host settings; a cache of the test's own)."""
-    for key in list(os.environ):
-        if key.startswith(("PIP_", "UV_", "FITWHEEL_", "VIRTUAL_ENV")):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "site-config"))
-    monkeypatch.setenv("FITWHEEL_CACHE_DIR", str(tmp_path / "cache"))
+def fitwheel(hermetic: Callable[[list[str]], Run]) -> Any:
+    """``fitwheel`` in process, hermetic (see ``conftest.hermetic``)."""
 
     def run(*argv: str) -> Run:
-        capsys.readouterr()
-        rc = main(list(argv))
-        captured = capsys.readouterr()
-        return Run(rc, captured.out, captured.err)
+        return hermetic(list(argv))
 
     return run
 
