@@ -205,22 +205,7 @@ def build_torch_mirror(
                 if plat == LINUX_ARM and backend not in ("cpu", "cu128", "cu129", "cu130"):
                     continue
                 tag = f"{PY}-{PY}-{plat}"
-                make_wheel(
-                    folder,
-                    "torch",
-                    f"{version}+{backend}",
-                    requires=requires,
-                    tag=tag,
-                    files={"torch/__init__.py": f"BUILD = {backend!r}\n"},
-                )
-                make_wheel(
-                    folder,
-                    "torchvision",
-                    f"{TORCHVISION[version]}+{backend}",
-                    requires=["numpy", f"torch=={version}", "pillow!=8.3.*,>=5.3.0"],
-                    tag=tag,
-                    files={"torchvision/__init__.py": f"BUILD = {backend!r}\n"},
-                )
+                _torch_pair(folder, backend, version, TORCHVISION[version], requires, tag)
             triton = TRITON[version]
             triton_name = {"rocm": "pytorch-triton-rocm", "xpu": "pytorch-triton-xpu"}.get(
                 backend[:4] if backend.startswith("rocm") else backend, "triton"
@@ -420,11 +405,11 @@ PUBLISHED_2_15: dict[str, tuple[str, ...]] = {
 }
 
 
-def _published_wheels(folder: Path, backend: str, version: str, tag: str) -> list[str]:
-    """One backend's torch and torchvision of ``version`` (and its triton); the requirements
-    of its torch."""
-    requires = torch_requires(backend, version)
-    vision = TORCHVISION.get(version, f"0.{int(version.split('.')[1]) + 15}.0")
+def _torch_pair(
+    folder: Path, backend: str, version: str, vision: str, requires: list[str], tag: str
+) -> None:
+    """One backend's torch ``version`` and torchvision ``vision`` for platform ``tag``, each
+    saying which build it is (``BUILD``)."""
     make_wheel(
         folder,
         "torch",
@@ -441,6 +426,14 @@ def _published_wheels(folder: Path, backend: str, version: str, tag: str) -> lis
         tag=tag,
         files={"torchvision/__init__.py": f"BUILD = {backend!r}\n"},
     )
+
+
+def _published_wheels(folder: Path, backend: str, version: str, tag: str) -> list[str]:
+    """One backend's torch and torchvision of ``version`` (and its triton); the requirements
+    of its torch."""
+    requires = torch_requires(backend, version)
+    vision = TORCHVISION.get(version, f"0.{int(version.split('.')[1]) + 15}.0")
+    _torch_pair(folder, backend, version, vision, requires, tag)
     if backend != "cpu":
         triton = next(_dep_name(r)[1] for r in requires if "triton" in r)
         name = next(_dep_name(r)[0] for r in requires if "triton" in r)
