@@ -19,11 +19,10 @@ expected sha256 is kept; one with the same name and other contents is an error n
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from fitwheel.errors import InputError, InstallationError, ResolutionError
+from fitwheel.errors import InputError, InstallationError
 from fitwheel.lock.document import LockedPackage, LockedWheel
 from fitwheel.lock.locking import LockOutcome, LockRequest, run_lock
 from fitwheel.lock.selection import Host, select
@@ -36,13 +35,6 @@ _WHEELS_ONLY = (
     "distribution is built on the machine that installs it. Build a wheel there ('pip wheel "
     "NAME -w DIR') and pass its folder with --find-links, or pin a version that has a wheel "
     "for the target"
-)
-
-
-#: the resolver's advice for a refusal by ``--only-binary``, which a download implies
-_DROP_ADVICE = re.compile(
-    r"; drop --only-binary :all: for \S+ to let fitwheel build it, or add an index that has "
-    r"its wheels"
 )
 
 
@@ -135,16 +127,8 @@ def resolve_download(request: LockRequest, target: LockTarget) -> LockOutcome:
     ``--only-binary :all:``; see the module docstring)."""
     from fitwheel.resolve.formats import FormatControl
 
-    request.formats = FormatControl(only_binary=[":all:"])
-    try:
-        return run_lock(request, [target])
-    except ResolutionError as exc:
-        text = str(exc)
-        if "only source distributions" not in text:
-            raise
-        # the refusal is the download's own, not an option the user could drop
-        text = _DROP_ADVICE.sub("", text)
-        raise ResolutionError(f"{text} {_WHEELS_ONLY}.") from None
+    request.formats = FormatControl(only_binary=[":all:"], implied_by=_WHEELS_ONLY)
+    return run_lock(request, [target])
 
 
 def save_files(

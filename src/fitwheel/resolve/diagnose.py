@@ -219,9 +219,8 @@ def unavailable_reason(
             refusal = formats.refusal(key)
             shown = _shown([str(v) for v in sdist_only or sorted({f.version for f in sdists})])
             return (
-                f"only source distributions ({shown}), builds refused by {refusal}; drop "
-                f"{refusal} for {key} to let fitwheel build it, or add an index that has its "
-                "wheels"
+                f"only source distributions ({shown}), builds refused by {refusal}; "
+                f"{formats.build_advice(key)}"
             )
     if not wheels:
         return None  # source distributions only: the build step decides

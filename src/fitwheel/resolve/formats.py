@@ -19,11 +19,20 @@ NONE = ":none:"
 
 
 class FormatControl:
-    __slots__ = ("no_binary", "only_binary")
+    __slots__ = ("implied_by", "no_binary", "only_binary")
 
-    def __init__(self, no_binary: Iterable[str] = (), only_binary: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        no_binary: Iterable[str] = (),
+        only_binary: Iterable[str] = (),
+        *,
+        implied_by: str | None = None,
+    ) -> None:
         self.no_binary: set[str] = set()
         self.only_binary: set[str] = set()
+        #: why the rules hold when no option of the user's set them (a command that takes
+        #: wheels only says why, and how to do without a build): the advice of a refusal
+        self.implied_by = implied_by
         for value in no_binary:
             self.add("--no-binary", value, self.no_binary, self.only_binary)
         for value in only_binary:
@@ -69,6 +78,15 @@ class FormatControl:
         """The option that refuses builds of ``name`` (for messages)."""
         key = canonicalize_name(name)
         return f"--only-binary {key}" if key in self.only_binary else f"--only-binary {ALL}"
+
+    def build_advice(self, name: str) -> str:
+        """What the user can do about a project these rules keep from being built."""
+        if self.implied_by is not None:
+            return self.implied_by
+        return (
+            f"drop {self.refusal(name)} for {canonicalize_name(name)} to let fitwheel build it, "
+            "or add an index that has its wheels"
+        )
 
     def wheel_refusal(self, name: str) -> str:
         """The option that refuses the wheels of ``name`` (for messages)."""
