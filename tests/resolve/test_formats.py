@@ -45,3 +45,16 @@ def test_a_name_beats_all_and_none_clears() -> None:
 def test_an_option_as_a_value_is_bad_usage() -> None:
     with pytest.raises(UsageError):
         FormatControl(only_binary=["--pre"])
+
+
+def test_build_advice_names_the_users_option_or_the_commands_reason() -> None:
+    from fitwheel.resolve.formats import FormatControl
+
+    mine = FormatControl(only_binary=["Some_Project"])
+    assert mine.build_advice("some-project") == (
+        "drop --only-binary some-project for some-project to let fitwheel build it, or add an "
+        "index that has its wheels"
+    )
+    assert "drop --only-binary :all:" in FormatControl(only_binary=[":all:"]).build_advice("x")
+    implied = FormatControl(only_binary=[":all:"], implied_by="this command saves wheels only")
+    assert implied.build_advice("x") == "this command saves wheels only"
