@@ -62,15 +62,31 @@ def config_paths(env: Mapping[str, str]) -> dict[str, str]:
     return {"site": site_config_path(env), "user": user}
 
 
+#: the files read in this process, by path, modification time and size: a command asks for
+#: its settings more than once (the torch settings, the index strategy)
+_READ: dict[tuple[str, int, int], dict[str, Any]] = {}
+
+
 def _read(path: str, required: bool = False) -> dict[str, Any]:
+    """The file's contents (read-only: the same table may be handed out again)."""
     from fitwheel.platform.overrides import OverrideError, load_config
 
     if path == os.devnull or (not required and not os.path.lexists(path)):
         return {}  # no file: the TOML parser is not loaded
     try:
-        return load_config(path, required=required)
+        stat = os.stat(path)
+        key = (path, stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _READ:
+        return _READ[key]
+    try:
+        data = load_config(path, required=required)
     except OverrideError as exc:
         raise ConfigFileError(str(exc)) from None
+    if key is not None:
+        _READ[key] = data
+    return data
 
 
 def check_key(key: str) -> str:
@@ -207,7 +223,9 @@ def write_setting(env: Mapping[str, str], level: str, key: str, value: str | Non
             f"FITWHEEL_CONFIG is {os.devnull}, so there is no configuration file to change: "
             "unset it, or point it at a file."
         )
-    data = _read(path)
+    import copy
+
+    data = copy.deepcopy(_read(path))  # the table read may be handed out again: not changed
     section = data.setdefault(SECTION, {})
     if value is None:
         section.pop(key, None)
