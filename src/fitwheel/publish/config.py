@@ -15,13 +15,17 @@ TOML file (``--variants-config``), where the table may also sit at the top level
     builtin = "x86_64"
 
 Exactly one of ``requires``, ``static-properties`` and ``builtin`` declares a provider's kind.
+The reserved ``abi_dependency`` namespace (builds per version of a dependency: ``abi_dependency
+:: torch :: 2.9`` needs ``torch==2.9.*``) has no provider table; it is listed in the namespace
+list (fitwheel adds it last when a variant uses it and the list does not) and its values must be
+one to three release numbers.
 ``build-requires`` (a plugin run at build time) is refused: fitwheel runs no plugins while
 publishing, so such a provider must be written out as ``static-properties``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -29,8 +33,15 @@ from typing import Any
 from fitwheel._values import Frozen
 from fitwheel.errors import InputError
 from fitwheel.toml import TomlReadError, load
+from fitwheel.variants.abi import ABI_NAMESPACE, parse_value
 from fitwheel.variants.errors import VariantFormatError
-from fitwheel.variants.model import Provider, check_feature, check_namespace, check_value
+from fitwheel.variants.model import (
+    Provider,
+    VariantProperty,
+    check_feature,
+    check_namespace,
+    check_value,
+)
 
 _PROVIDER_KEYS = {
     "requires",
@@ -65,13 +76,31 @@ class VariantConfig(Frozen):
         object.__setattr__(self, "source", source)
 
     def require_namespaces(self, namespaces: set[str]) -> None:
-        missing = sorted(namespaces - set(self.providers))
+        missing = sorted(namespaces - set(self.providers) - {ABI_NAMESPACE})
         if missing:
             raise VariantConfigError(
                 f"{self.source}: no provider is declared for namespace(s) {', '.join(missing)}; "
                 f"add [variant.providers.{missing[0]}] (requires, static-properties or builtin) "
                 "and list it in [variant.default-priorities] namespace"
             )
+
+
+    def namespaces_for(self, namespaces: set[str]) -> tuple[str, ...]:
+        """The namespace list of a variant that uses ``namespaces``: this config's, with
+        ``abi_dependency`` last when the variant uses it and the config does not list it."""
+        listed = self.namespace_priorities
+        if ABI_NAMESPACE in namespaces and ABI_NAMESPACE not in listed:
+            return (*listed, ABI_NAMESPACE)
+        return listed
+
+    def check_abi_values(self, properties: Iterable[VariantProperty]) -> None:
+        for prop in sorted(properties):
+            if prop.namespace == ABI_NAMESPACE and parse_value(prop.value) is None:
+                raise VariantConfigError(
+                    f"{self.source}: property '{prop}' can never be installed: an "
+                    f"{ABI_NAMESPACE} value is one to three release numbers, such as 2.9 "
+                    f"(matching {prop.feature}==2.9.*)"
+                )
 
 
 def load_config(path: str | Path, *, pyproject: bool = False) -> VariantConfig:
@@ -125,17 +154,27 @@ def _parse(table: Mapping[str, Any], source: str) -> VariantConfig:
         check_namespace(ns, path="default-priorities.namespace")
     if len(set(namespaces)) != len(namespaces):
         raise _fail(source, "default-priorities.namespace", "a namespace is listed twice")
-    raw_providers = table.get("providers")
-    if not isinstance(raw_providers, dict) or not raw_providers:
+    # the reserved abi_dependency namespace is answered by the installer: listed, never provided
+    provided = [ns for ns in namespaces if ns != ABI_NAMESPACE]
+    raw_providers = table.get("providers", {} if not provided else None)
+    if not isinstance(raw_providers, dict) or (provided and not raw_providers):
         raise _fail(source, "providers", "at least one provider table is required")
-    if set(raw_providers) != set(namespaces):
+    if ABI_NAMESPACE in raw_providers:
+        raise _fail(
+            source,
+            f"providers.{ABI_NAMESPACE}",
+            f"{ABI_NAMESPACE!r} is a reserved namespace and must not have a provider (PEP 817, "
+            "PEP 850): the installer matches its values against the dependency's version; "
+            "remove the table and keep the namespace in default-priorities.namespace",
+        )
+    if set(raw_providers) != set(provided):
         raise _fail(
             source,
             "providers",
             "the providers must be exactly the namespaces of default-priorities.namespace "
-            f"(providers: {sorted(raw_providers)}, namespaces: {sorted(namespaces)})",
+            f"(providers: {sorted(raw_providers)}, namespaces: {sorted(provided)})",
         )
-    providers = {ns: _provider(ns, raw_providers[ns], source) for ns in namespaces}
+    providers = {ns: _provider(ns, raw_providers[ns], source) for ns in provided}
     return VariantConfig(namespaces, MappingProxyType(providers), source)
 
 

@@ -41,9 +41,13 @@ def build_variant_info(
 ) -> tuple[VariantInfo, str]:
     """The single-variant ``variant.json`` content for ``properties`` under ``config``."""
     props = frozenset(properties)
-    config.require_namespaces({p.namespace for p in props})
+    namespaces = {p.namespace for p in props}
+    config.require_namespaces(namespaces)
+    config.check_abi_values(props)
     for prop in sorted(props):
-        provider = config.providers[prop.namespace]
+        provider = config.providers.get(prop.namespace)
+        if provider is None:
+            continue  # abi_dependency: answered by the installer, no provider
         static = provider.static_properties
         if static is not None and prop.value not in static.get(prop.feature, ()):
             raise VariantConfigError(
@@ -54,7 +58,7 @@ def build_variant_info(
     chosen = check_label(label) if label is not None else default_label(props)
     description = VariantDescription(chosen, props)
     info = VariantInfo(
-        namespace_priorities=config.namespace_priorities,
+        namespace_priorities=config.namespaces_for(namespaces),
         providers=config.providers,
         variants=MappingProxyType({chosen: description}),
     )

@@ -3,6 +3,8 @@
 PEP 825's rules, which make the result independent of the order of the inputs:
 
 - namespace lists must be prefix-consistent (each is a prefix of the longest); the longest wins;
+  the reserved ``abi_dependency``, which a file may list or not, is left out of that comparison
+  and listed last when any input lists it;
 - a provider declared by several inputs must be declared identically (value order counts);
 - ``variants`` is the union, and a label must map to the same property set everywhere;
 - 817-era feature and property priorities of a namespace must agree among all inputs whose
@@ -18,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TypeVar
 
+from fitwheel.variants.abi import ABI_NAMESPACE
 from fitwheel.variants.errors import MergeConflictError
 from fitwheel.variants.model import Provider, VariantDescription, VariantInfo
 
@@ -33,9 +36,11 @@ def merge_variant_infos(infos: Iterable[VariantInfo], *, source: str | None = No
     if not items:
         raise MergeConflictError("there is no variant metadata to merge", source=source)
 
-    longest = max((info.namespace_priorities for info in items), key=len)
-    for info in items:
-        ns_list = info.namespace_priorities
+    # the reserved abi_dependency namespace may or may not be listed: it is compared apart
+    # and, when any input lists it, kept at the end
+    lists = [tuple(ns for ns in i.namespace_priorities if ns != ABI_NAMESPACE) for i in items]
+    longest = max(lists, key=len)
+    for ns_list in lists:
         if tuple(longest[: len(ns_list)]) != tuple(ns_list):
             raise MergeConflictError(
                 "namespace lists must be prefix-consistent: "
@@ -76,6 +81,8 @@ def merge_variant_infos(infos: Iterable[VariantInfo], *, source: str | None = No
         items, lambda info: info.property_priorities, "property", source
     )
 
+    if any(ABI_NAMESPACE in info.namespace_priorities for info in items):
+        longest = (*longest, ABI_NAMESPACE)
     schemas = {info.schema for info in items}
     ordered_providers = {ns: providers[ns] for ns in longest if ns in providers}
     ordered_providers.update({ns: p for ns, p in sorted(providers.items()) if ns not in longest})

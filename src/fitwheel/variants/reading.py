@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from fitwheel.variants._schema import Generation, SchemaInfo, UnknownMajorVersion, classify_schema
+from fitwheel.variants.abi import ABI_NAMESPACE
 from fitwheel.variants.errors import InvalidLabelError, InvalidPropertyError, VariantFormatError
 from fitwheel.variants.jsoncheck import JsonChecker, decode_json, key_path
 from fitwheel.variants.markers import is_simple_environment_marker
@@ -348,7 +349,8 @@ class _Reader(JsonChecker):
             for ns, features in self.obj(body, lpath, "an object of namespaces").items():
                 npath = key_path(lpath, ns)
                 self.namespace(ns, npath)
-                self.known_namespace(ns, npath, declared, "default-priorities.namespace")
+                if ns != ABI_NAMESPACE:  # reserved: used with or without being listed
+                    self.known_namespace(ns, npath, declared, "default-priorities.namespace")
                 for feature, values in self.obj(features, npath, "an object of features").items():
                     fpath = key_path(npath, feature)
                     self.feature(feature, fpath)
@@ -421,6 +423,7 @@ class _Reader(JsonChecker):
         for ns, per_feature in self.obj(top[path], path).items():
             npath = key_path(path, ns)
             self.namespace(ns, npath)
+            self.reserved_namespace(ns, npath)
             self.known_namespace(ns, npath, declared, "default-priorities.namespace")
             inner: dict[str, tuple[str, ...]] = {}
             for feature, values in self.obj(per_feature, npath).items():
@@ -446,6 +449,7 @@ class _Reader(JsonChecker):
         for ns, body in table.items():
             ppath = key_path(path, ns)
             self.namespace(ns, ppath)
+            self.reserved_namespace(ns, ppath)
             parsed[ns] = self.provider(
                 ns,
                 self.obj(body, ppath),
@@ -455,7 +459,7 @@ class _Reader(JsonChecker):
                 feature_prios.get(ns),
                 property_prios.get(ns, {}),
             )
-        missing = [ns for ns in namespaces if ns not in parsed]
+        missing = [ns for ns in namespaces if ns not in parsed and ns != ABI_NAMESPACE]
         extra = [ns for ns in parsed if ns not in set(namespaces)]
         if missing or extra:
             parts = []
@@ -475,7 +479,18 @@ class _Reader(JsonChecker):
                     f"static-properties may list only providers with install-time false; "
                     f"{ns!r} is an install-time provider",
                 )
-        return {ns: parsed[ns] for ns in namespaces}
+        return {ns: parsed[ns] for ns in namespaces if ns in parsed}
+
+    def reserved_namespace(self, ns: str, path: str) -> None:
+        """PEP 817 and PEP 850: the installer answers ``abi_dependency`` itself, so no file may
+        declare a provider (or static values) for it."""
+        if ns == ABI_NAMESPACE:
+            self.fail(
+                path,
+                f"{ABI_NAMESPACE!r} is a reserved namespace that must not be declared here: the "
+                "installer matches its values against the dependency's version itself; remove "
+                "this entry (list the namespace in default-priorities.namespace only)",
+            )
 
     def provider(
         self,

@@ -26,6 +26,9 @@ Metadata without any provider (PEP 825 files) is written in the PEP 825 v0.1.1 f
   these raise :class:`LossyConversionError`, which lists every item. With ``allow_lossy=True`` they
   are dropped (the null variant is written under ``null``).
 
+The reserved ``abi_dependency`` namespace is written without a provider entry (PEP 817 and
+PEP 850 forbid one); it may be listed in the namespace list or not.
+
 Metadata that breaks the model's rules (a namespace without provider, a provider of no kind or of
 two kinds, a variant using an undeclared namespace) raises :class:`VariantFormatError`.
 """
@@ -38,6 +41,7 @@ from types import MappingProxyType
 from typing import Any
 
 from fitwheel.variants._schema import CURRENT_SCHEMA_URL, PEP825_SCHEMA_URL
+from fitwheel.variants.abi import ABI_NAMESPACE
 from fitwheel.variants.errors import InvalidLabelError, VariantFormatError
 from fitwheel.variants.model import (
     NULL_LABEL,
@@ -127,12 +131,19 @@ def to_json_dict(info: VariantInfo, *, allow_lossy: bool = False) -> dict[str, A
     declared = set(namespaces)
 
     out: dict[str, Any] = {"default-priorities": {"namespace": namespaces}}
-    if info.providers:
+    # the reserved abi_dependency namespace never has a provider entry (PEP 817, PEP 850)
+    with_provider = declared - {ABI_NAMESPACE}
+    if info.providers or declared == {ABI_NAMESPACE}:
         out["$schema"] = CURRENT_SCHEMA_URL
-        if set(info.providers) != declared:
+        if ABI_NAMESPACE in info.providers:
+            raise VariantFormatError(
+                f"{ABI_NAMESPACE!r} is a reserved namespace and must not have a provider",
+                path=f"providers.{ABI_NAMESPACE}",
+            )
+        if set(info.providers) != with_provider:
             raise VariantFormatError(
                 "default-priorities.namespace and the keys of providers must name the same "
-                f"namespaces ({', '.join(sorted(declared))} vs "
+                f"namespaces ({', '.join(sorted(with_provider))} vs "
                 f"{', '.join(sorted(info.providers))})",
                 path="providers",
             )
@@ -145,6 +156,7 @@ def to_json_dict(info: VariantInfo, *, allow_lossy: bool = False) -> dict[str, A
                 lost,
             )
             for ns in namespaces
+            if ns != ABI_NAMESPACE
         }
     else:
         out["$schema"] = PEP825_SCHEMA_URL
@@ -168,7 +180,7 @@ def to_json_dict(info: VariantInfo, *, allow_lossy: bool = False) -> dict[str, A
             )
         elif key == NULL_LABEL and not desc.is_null:
             raise InvalidLabelError("the 'null' label is reserved for the null variant", path=path)
-        undeclared = sorted(desc.namespaces - declared)
+        undeclared = sorted(desc.namespaces - declared - {ABI_NAMESPACE})
         if undeclared:
             raise VariantFormatError(
                 f"variant {key!r} uses namespace {undeclared[0]!r}, which "
