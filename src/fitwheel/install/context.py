@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from fitwheel.index.config import IndexConfig
     from fitwheel.index.http import Session
     from fitwheel.install.building import SourceBuilds
@@ -38,6 +40,8 @@ class StageSettings(Protocol):
     def resolution(self) -> ResolutionOptions: ...
     @property
     def placement(self) -> PlacementOptions: ...
+    @property
+    def env(self) -> Mapping[str, str]: ...
 
 
 class InstallContext:

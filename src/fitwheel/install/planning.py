@@ -76,6 +76,7 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
     if request.remember:
         _remember(outcome, ctx, installed_before, user_hashes)
     _warn(ctx, resolution.invalid)
+    _warn(ctx, resolution.abi_notes)
     outcome.router = ctx.router
     _warn(ctx, resolution_warnings(resolution, ctx.source, request.sources.index_strategy))
     outcome.passed_over = shadowed(resolution.pins, resolution.specifiers, ctx.source)
@@ -123,6 +124,7 @@ def _resolve(
         on_pin=on_pin,
         build_metadata=ctx.sources.metadata,
         prefetched=early,
+        abi_environ=request.env,
     )
 
 

@@ -77,6 +77,7 @@ _ENV_PREFIXES = ("PIP_", "FITWHEEL_")
 _ENV_NAMES = frozenset(
     {
         "HOME",
+        "VARIANT_ABI_DEPENDENCY",
         "VIRTUAL_ENV",
         "XDG_CONFIG_HOME",
         "XDG_CONFIG_DIRS",

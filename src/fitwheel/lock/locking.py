@@ -267,6 +267,7 @@ def run_lock(
                 allow_fallback=request.resolution.allow_fallback,
                 no_deps=request.resolution.no_deps,
                 shared=shared,
+                abi_environ=request.env,
             )
         except ResolutionError as exc:  # the torch backend route's failures included
             dropped = "".join(f" ({line})" for line in router.notices()) if router else ""
@@ -280,6 +281,8 @@ def run_lock(
     # what is written must read back: the reader's checks (hashes, variants-json) apply
     lock = loads_lock(lock.dumps(), "the new lock")
     warnings = [*ignored(user.options), *_torch_warnings(targets, routers)]
+    for target, resolution in zip(targets, resolutions, strict=True):
+        warnings += [f"target {target.name}: {line}" for line in resolution.abi_notes]
     return LockOutcome(lock, targets, resolutions, config, warnings, routers)
 
 

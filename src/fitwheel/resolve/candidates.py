@@ -4,7 +4,9 @@ Versions are chosen as usual (variants never influence which version); inside on
 candidates are: the compatible variant wheels in the order :func:`order_variants` gives for the
 target, then the non-variant wheel, then the source distribution (built only if the resolver
 gets that far: a version with no wheel for this interpreter is still a candidate through its
-sdist, as with pip). ``--no-binary`` / ``--only-binary`` (:mod:`fitwheel.resolve.formats`)
+sdist, as with pip). A variant built for versions of another distribution (the
+``abi_dependency`` namespace) gives one candidate per version range it accepts, which the
+resolver pairs with that requirement (:mod:`fitwheel.resolve.abideps`). ``--no-binary`` / ``--only-binary`` (:mod:`fitwheel.resolve.formats`)
 drop the wheels or the sdists of a project. Every step is written to a :class:`VersionTrace` so that
 ``--explain`` and ``--report`` can say why a wheel was picked or rejected.
 """
@@ -24,6 +26,7 @@ from fitwheel.errors import InputError
 from fitwheel.index.finder import FIND_LINKS_RANK, Finder
 from fitwheel.index.simple import Link
 from fitwheel.resolve.formats import FormatControl
+from fitwheel.variants.abi import AbiChoice, abi_choices, with_abi_provider
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.filenames import SdistFilename, WheelFilename, is_sdist_filename
 from fitwheel.variants.model import VariantDescription, VariantInfo
@@ -32,7 +35,7 @@ from fitwheel.variants.ordering import Target, order_variants
 
 
 class Candidate(Frozen):
-    __slots__ = ("extras", "link", "name", "variant", "version", "wheel")
+    __slots__ = ("abi", "extras", "link", "name", "variant", "version", "wheel")
     name: NormalizedName
     version: Version
     link: Link
@@ -41,6 +44,9 @@ class Candidate(Frozen):
     #: None: a non-variant wheel
     variant: VariantDescription | None
     extras: frozenset[str]
+    #: the variant's ``abi_dependency`` (feature, value) pairs this candidate stands for: one
+    #: candidate per combination of a variant's values, each needing its dependencies' versions
+    abi: AbiChoice
 
     def __init__(
         self,
@@ -50,6 +56,7 @@ class Candidate(Frozen):
         wheel: WheelFilename | None,
         variant: VariantDescription | None = None,
         extras: frozenset[str] = frozenset(),
+        abi: AbiChoice = (),
     ) -> None:
         _set = object.__setattr__
         _set(self, "name", name)
@@ -58,6 +65,7 @@ class Candidate(Frozen):
         _set(self, "wheel", wheel)
         _set(self, "variant", variant)
         _set(self, "extras", extras)
+        _set(self, "abi", abi)
 
     @property
     def label(self) -> str | None:
@@ -68,7 +76,9 @@ class Candidate(Frozen):
         return self.wheel is None
 
     def with_extras(self, extras: frozenset[str]) -> Candidate:
-        return Candidate(self.name, self.version, self.link, self.wheel, self.variant, extras)
+        return Candidate(
+            self.name, self.version, self.link, self.wheel, self.variant, extras, self.abi
+        )
 
     def __str__(self) -> str:
         extras = f"[{','.join(sorted(self.extras))}]" if self.extras else ""
@@ -340,6 +350,8 @@ class CandidateSource:
                     raise InputError(
                         "variant wheels need a target: pass --profile or let fitwheel detect"
                     )
+                # abi_dependency: ranked last, newest dependency first (see variants.abi)
+                info = trace.info = with_abi_provider(info)
                 ordering = order_variants(info, target)
                 trace.rejected.update(ordering.rejected)
                 for desc in ordering.ordered:
@@ -349,7 +361,10 @@ class CandidateSource:
                         continue
                     trace.ordered.append(desc.label)
                     link, wheel, _ = matching[0]
-                    out.append(Candidate(name, version, link, wheel, desc))
+                    out.extend(
+                        Candidate(name, version, link, wheel, desc, abi=choice)
+                        for choice in abi_choices(desc)
+                    )
                 for label in sorted({_label(w) for w in variant}):
                     if label not in info.variants:
                         trace.rejected[label] = "the label is not in the version's variant metadata"

@@ -28,6 +28,7 @@ from resolvelib import AbstractProvider
 from fitwheel.errors import FitwheelError, ResolutionError
 from fitwheel.index.http import Session
 from fitwheel.index.metadata import fetch_metadata
+from fitwheel.resolve.abideps import AbiPolicy
 from fitwheel.resolve.candidates import Candidate, CandidateSource
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.markers import evaluate_marker
@@ -90,8 +91,11 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         build_metadata: Callable[[Candidate], bytes] | None = None,
         shared: SharedMetadata | None = None,
         ahead: Provider | None = None,
+        abi: AbiPolicy | None = None,
     ) -> None:
         self.source = source
+        #: the dependency versions abi_dependency builds are matched against
+        self.abi = AbiPolicy() if abi is None else abi
         self.session = session
         self.environment = environment
         self.constraints: Mapping[NormalizedName, SpecifierSet] = (
@@ -180,7 +184,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         specifiers = [r.specifier for r in reqs]
         if name in self.constraints:
             specifiers.append(self.constraints[name])
-        bad = {(c.version, c.link.url) for c in incompatibilities.get(identifier, [])}
+        bad = {(c.version, c.link.url, c.abi) for c in incompatibilities.get(identifier, [])}
         allow_pre = self.source.options.pre or any(
             s.prereleases for spec in specifiers for s in spec
         )
@@ -212,8 +216,10 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             # lazily: a version's variant metadata is read only if the resolver gets that far
             for version in chosen:
                 for cand in self.source.version_candidates(name, version):
-                    if (cand.version, cand.link.url) in bad:
+                    if (cand.version, cand.link.url, cand.abi) in bad:
                         continue
+                    if cand.abi and self.abi.refuses(cand) is not None:
+                        continue  # built for another version of a dependency that stays
                     if cand.link.yanked is not None and not use_yanked:
                         continue
                     if cand.is_sdist and self.build_metadata is None:
@@ -345,6 +351,8 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         deps: list[Requirement] = []
         if candidate.extras:
             deps.append(Requirement(f"{candidate.name}=={candidate.version}"))
+        elif candidate.abi:
+            deps.extend(self.abi.requirements(candidate))  # the build's dependency versions
         if self.no_deps:
             return deps
         for req, marker in self._requires(candidate):

@@ -20,6 +20,7 @@ from fitwheel.errors import FitwheelError, ResolutionError
 from fitwheel.index.http import Session
 from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
+from fitwheel.resolve.abideps import abi_notices, abi_policy
 from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
 from fitwheel.resolve.provider import Provider, SharedMetadata
 from fitwheel.resolve.requirements import UserInput
@@ -32,7 +33,16 @@ class UnsupportedDeviceError(ResolutionError):
 
 
 class Resolution:
-    __slots__ = ("decisions", "invalid", "metadata", "pins", "requested", "specifiers", "traces")
+    __slots__ = (
+        "abi_notes",
+        "decisions",
+        "invalid",
+        "metadata",
+        "pins",
+        "requested",
+        "specifiers",
+        "traces",
+    )
 
     def __init__(
         self,
@@ -51,6 +61,8 @@ class Resolution:
         self.metadata: Mapping[str, CoreMetadata] = {} if metadata is None else metadata
         #: candidates skipped because their metadata is invalid (one warning line each)
         self.invalid: list[str] = []
+        #: releases whose abi_dependency builds fit no dependency version here (a notice each)
+        self.abi_notes: list[str] = []
         #: every project's requirements and constraints together (what another version of it
         #: would have to satisfy)
         self.specifiers: Mapping[NormalizedName, SpecifierSet] = (
@@ -139,6 +151,7 @@ def resolve(
     build_metadata: Callable[[Candidate], bytes] | None = None,
     shared: SharedMetadata | None = None,
     prefetched: Prefetch | None = None,
+    abi_environ: Mapping[str, str] | None = None,
 ) -> Resolution:
     """Pin a candidate for every requirement and dependency. ``on_pin`` hears of each
     candidate as the resolver is about to pin it (before its dependencies are read), so that
@@ -146,7 +159,8 @@ def resolve(
     sdist candidate's metadata (through its build backend); without it sdists cannot be used.
     ``shared`` holds the wheels' metadata across several resolutions (one per lock target);
     ``prefetched`` is what :func:`start_prefetch` began for the same requirements (stopped
-    here)."""
+    here). ``abi_environ`` (default: this process's environment) may hold
+    ``VARIANT_ABI_DEPENDENCY`` (see :mod:`fitwheel.resolve.abideps`)."""
     from resolvelib import Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
@@ -160,6 +174,9 @@ def resolve(
         for name, version in (installed or {}).items()
         if not (upgrade and name in requested)
     }
+    decisions: list[str] = []
+    roots = _roots(user, environment, decisions)
+    abi = abi_policy(roots, constraints, preferred, environ=abi_environ, no_deps=no_deps)
     provider = Provider(
         source,
         session,
@@ -171,9 +188,8 @@ def resolve(
         build_metadata=build_metadata,
         shared=prefetched.provider.shared if prefetched is not None else shared,
         ahead=prefetched.provider if prefetched is not None else None,
+        abi=abi,
     )
-    decisions: list[str] = []
-    roots = _roots(user, environment, decisions)
     resolver: Resolver[Requirement, Candidate, str] = Resolver(provider, _reporter(decisions))
     provider.prefetch(roots)
     try:
@@ -203,6 +219,7 @@ def resolve(
         pins, requested, source.traces, decisions, specifiers, provider.core_metadata
     )
     resolution.invalid = list(provider.skipped)
+    resolution.abi_notes = abi_notices(pins, source, abi)
     if not allow_fallback:
         check_gpu_fallback(resolution, devices)
     return resolution

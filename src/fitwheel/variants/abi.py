@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ABI_NAMESPACE",
     "OVERRIDE_VARIABLE",
+    "AbiChoice",
     "abi_choices",
     "abi_features",
     "feature_for",
