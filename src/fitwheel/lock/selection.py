@@ -12,7 +12,9 @@ Pure: a :class:`Host` (its variant target, devices, marker values and wheel tags
    build of the locked torch is one the same choice accepts for the host (a CUDA build runs on
    its GPUs and driver; the cpu build only where no GPU build would run, or with
    ``allow_fallback``): per-backend builds are plain wheels, told apart by nothing else. The
-   first target that fits is installed, exactly its files.
+   first target that fits is installed, exactly its files. A build made for versions of
+   another distribution (``abi_dependency``) is the host's choice for a target only when those
+   versions match the ones that target locks.
 3. When none fits because a package's only fitting build leaves a GPU here unused, that is
    refused, naming the device and what the lock covers (``allow_fallback`` accepts the build
    without GPU support). When none fits for another reason, each target's reason is named.
@@ -23,6 +25,7 @@ every entry whose marker holds, with the host's choice of file.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -35,6 +38,13 @@ from fitwheel.lock.document import Lock, LockedPackage, LockedWheel, TargetRecor
 from fitwheel.lock.markers import marker_holds
 from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
+from fitwheel.variants.abi import (
+    abi_features,
+    feature_for,
+    matches_any,
+    uses_abi,
+    with_abi_provider,
+)
 from fitwheel.variants.ordering import Target, order_variants
 
 TYPE_CHECKING = False
@@ -82,7 +92,7 @@ def host_choice(package: LockedPackage, host: Host, ranks: Mapping[Tag, int]) ->
     ordered: tuple[str, ...] = ()
     rejected: Mapping[str, str] = {}
     if package.info is not None:
-        ordering = order_variants(package.info, host.target)
+        ordering = order_variants(with_abi_provider(package.info), host.target)
         ordered = tuple(ordering.labels)
         rejected = dict(ordering.rejected)
         for label in ordered:
@@ -91,6 +101,44 @@ def host_choice(package: LockedPackage, host: Host, ranks: Mapping[Tag, int]) ->
                     return Choice(package, wheel, ordered, rejected)
     plain = next((w for w, _r in fitting if w.label is None), None)
     return Choice(package, plain, ordered, rejected)
+
+
+def _target_choice(
+    lock: Lock, record: TargetRecord, choice: Choice, ranks: Mapping[Tag, int]
+) -> Choice:
+    """The host's choice for one target of the lock: of builds made for versions of another
+    distribution (``abi_dependency``), only those that match the versions this target locks."""
+    package, info = choice.package, choice.package.info
+    if info is None or not uses_abi(info):
+        return choice
+    locked: dict[str, Version] = {}
+    for p in lock.packages:
+        if record.name in p.targets:
+            with contextlib.suppress(InvalidVersion):
+                locked[feature_for(p.name)] = Version(p.version)
+    rejected = dict(choice.rejected)
+    fitting = sorted(
+        ((w, r) for w in package.wheels if (r := _fits_tags(w, ranks)) is not None),
+        key=lambda item: (item[1], item[0].filename),
+    )
+    for label in choice.ordered:
+        desc = info.variants.get(label)
+        if desc is None:
+            continue
+        misfit = [
+            f"built for {f} {', '.join(vs)}, and the target locks "
+            + (f"{f} {locked[f]}" if f in locked else f"no {f}")
+            for f, vs in abi_features(desc).items()
+            if f not in locked or not matches_any(vs, locked[f])
+        ]
+        if misfit:
+            rejected[label] = "; ".join(misfit)
+            continue
+        wheel = next((w for w, _r in fitting if w.label == label), None)
+        if wheel is not None:
+            return Choice(package, wheel, choice.ordered, rejected)
+    plain = next((w for w, _r in fitting if w.label is None), None)
+    return Choice(package, plain, choice.ordered, rejected)
 
 
 def _gpu_refusal(lock: Lock, choices: Sequence[Choice], host: Host) -> str | None:
@@ -206,6 +254,7 @@ def _misfit(
         choice = choices.get(id(p))
         if choice is None:
             continue
+        choice = _target_choice(lock, record, choice, ranks)
         if choice.wheel is None or choice.wheel.filename != filename:
             label = wheel.label or "the non-variant wheel"
             picked = choice.wheel.label or "the non-variant wheel" if choice.wheel else "nothing"

@@ -84,7 +84,6 @@ class VariantConfig(Frozen):
                 "and list it in [variant.default-priorities] namespace"
             )
 
-
     def namespaces_for(self, namespaces: set[str]) -> tuple[str, ...]:
         """The namespace list of a variant that uses ``namespaces``: this config's, with
         ``abi_dependency`` last when the variant uses it and the config does not list it."""

@@ -163,9 +163,7 @@ def _mismatch(
         if fits:
             return None
     what = "the null variant" if cand.variant is not None else "the non-variant build"
-    parts = [
-        f"{feature} {known[feature][0]} ({known[feature][1]})" for feature in sorted(offered)
-    ]
+    parts = [f"{feature} {known[feature][0]} ({known[feature][1]})" for feature in sorted(offered)]
     builds_for = "; ".join(f"{f} {', '.join(vs)}" for f, vs in sorted(offered.items()))
     return (
         f"{cand.name} {cand.version}: no build matches {', '.join(parts)} (builds exist for "

@@ -4,11 +4,13 @@ Versions are chosen as usual (variants never influence which version); inside on
 candidates are: the compatible variant wheels in the order :func:`order_variants` gives for the
 target, then the non-variant wheel, then the source distribution (built only if the resolver
 gets that far: a version with no wheel for this interpreter is still a candidate through its
-sdist, as with pip). A variant built for versions of another distribution (the
-``abi_dependency`` namespace) gives one candidate per version range it accepts, which the
-resolver pairs with that requirement (:mod:`fitwheel.resolve.abideps`). ``--no-binary`` / ``--only-binary`` (:mod:`fitwheel.resolve.formats`)
+sdist, as with pip). ``--no-binary`` / ``--only-binary`` (:mod:`fitwheel.resolve.formats`)
 drop the wheels or the sdists of a project. Every step is written to a :class:`VersionTrace` so that
 ``--explain`` and ``--report`` can say why a wheel was picked or rejected.
+
+A variant built for versions of another distribution (the ``abi_dependency`` namespace) gives one
+candidate per version range it accepts, which the resolver pairs with that requirement
+(:mod:`fitwheel.resolve.abideps`).
 """
 
 from __future__ import annotations

@@ -111,9 +111,7 @@ def preference_order(values: Iterable[str]) -> tuple[str, ...]:
 
 
 def uses_abi(info: VariantInfo) -> bool:
-    return any(
-        p.namespace == ABI_NAMESPACE for d in info.variants.values() for p in d.properties
-    )
+    return any(p.namespace == ABI_NAMESPACE for d in info.variants.values() for p in d.properties)
 
 
 def abi_features(desc: VariantDescription) -> dict[str, tuple[str, ...]]:
