@@ -194,3 +194,12 @@ def test_sync_installs_the_build_its_target_locked(tmp_path: Path, server: str, 
     assert done.returncode == 0, done.stderr
     expected = {"3.11": ("2.9.0", "torch29"), "3.12": ("2.10.0", "torch210")}
     assert (_version(venv), flashkern(venv)) == expected[here]
+
+
+def test_explain_says_why_a_build_for_another_torch_is_passed_over(
+    tmp_path: Path, server: str, venv: Path
+) -> None:
+    install(tmp_path, server, venv, "torch==2.10.0")
+    done = install(tmp_path, server, venv, "flashkern", "--explain")
+    assert "built for torch 2.9, and torch is 2.10.0 (installed)" in done.stdout + done.stderr
+    assert flashkern(venv) == "torch210"

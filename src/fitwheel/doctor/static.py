@@ -355,13 +355,15 @@ def _arch_names(build: Build) -> list[str]:
 
 def _variant_checks(dist: Installed, profile: Profile, gpu_policy: str) -> list[Check]:
     from fitwheel.platform.policy import target_from_profile
+    from fitwheel.variants.abi import with_abi_provider
     from fitwheel.variants.ordering import order_variants
 
     info = dist.variant_info
     assert info is not None
     label = next(iter(info.variants), "")
     target = target_from_profile(profile, gpu_policy=gpu_policy)
-    ordering = order_variants(info, target)
+    # abi_dependency is not the machine's to answer (the installer matched it at install time)
+    ordering = order_variants(with_abi_provider(info), target)
     if label in ordering.rejected:
         recorded = "; ".join(
             f"{ns} :: {f} :: {', '.join(vs)}"

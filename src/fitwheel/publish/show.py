@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fitwheel.variants.abi import ABI_NAMESPACE
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.variants.model import VariantDescription, VariantInfo
@@ -111,6 +112,8 @@ def show_text(wv: WheelVariant) -> str:
     for ns in wv.info.namespace_priorities:
         p = wv.info.providers.get(ns)
         if p is None:
+            if ns == ABI_NAMESPACE:
+                lines.append(f"    {ns}: reserved, matched against the dependency's version")
             continue
         if p.static_properties is not None:
             kind = "static " + ", ".join(f"{f}={list(v)}" for f, v in p.static_properties.items())

@@ -40,7 +40,7 @@ from fitwheel.variants.abi import (
     value_specifier,
 )
 
-__all__ = ["AbiPolicy", "abi_notices", "abi_policy"]
+__all__ = ["AbiPolicy", "abi_notices", "abi_policy", "explain_refusals"]
 
 #: where a fixed version came from, as notices name it
 _INSTALLED = "installed"
@@ -120,6 +120,22 @@ def abi_policy(
     # without dependencies, a build adds only the requirements the user named themselves
     constrain = frozenset(asked) if no_deps else None
     return AbiPolicy(fixed, constrain, bad)
+
+
+def explain_refusals(source: CandidateSource, policy: AbiPolicy) -> None:
+    """Move the variants no candidate of which fits a fixed dependency version from the ordered
+    to the rejected builds of their version's trace, with the reason (for ``--explain``)."""
+    for (name, version), trace in source.traces.items():
+        if not trace.ordered:
+            continue
+        by_label: dict[str, list[str | None]] = {}
+        for cand in source.cached_candidates(name, version):
+            if cand.abi and cand.label is not None:
+                by_label.setdefault(cand.label, []).append(policy.refuses(cand))
+        for label, reasons in by_label.items():
+            if reasons and all(reasons) and label in trace.ordered:
+                trace.ordered.remove(label)
+                trace.rejected[label] = str(reasons[0])
 
 
 def abi_notices(pins: Sequence[Candidate], source: CandidateSource, policy: AbiPolicy) -> list[str]:

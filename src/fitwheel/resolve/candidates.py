@@ -272,6 +272,11 @@ class CandidateSource:
                 self._ordered[(key, version)] = cached
             return cached
 
+    def cached_candidates(self, name: NormalizedName, version: str) -> list[Candidate]:
+        """The candidates of one version already ordered (none: not read yet)."""
+        with self._lock:
+            return list(self._ordered.get((name, Version(version)), ()))
+
     def candidates(self, name: str) -> list[Candidate]:
         """Every candidate of every version, newest first (reads all variant metadata)."""
         return [c for v, _ in self.versions(name) for c in self.version_candidates(name, v)]

@@ -20,7 +20,7 @@ from fitwheel.errors import FitwheelError, ResolutionError
 from fitwheel.index.http import Session
 from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
-from fitwheel.resolve.abideps import abi_notices, abi_policy
+from fitwheel.resolve.abideps import abi_notices, abi_policy, explain_refusals
 from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
 from fitwheel.resolve.provider import Provider, SharedMetadata
 from fitwheel.resolve.requirements import UserInput
@@ -220,6 +220,8 @@ def resolve(
     )
     resolution.invalid = list(provider.skipped)
     resolution.abi_notes = abi_notices(pins, source, abi)
+    if abi.fixed:
+        explain_refusals(source, abi)
     if not allow_fallback:
         check_gpu_fallback(resolution, devices)
     return resolution
