@@ -39,6 +39,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         make_variant(src, props, config, label=label, out_dir=wheels)
     null = make_wheel(root / "null", "flashkern", "1.0", requires=["torch"], label="null")
     make_variant(null, [], config, null=True, out_dir=wheels)
+    # one build for two torch minors (several values: either), and a null build
+    both = make_wheel(root / "both", "anykern", "1.0", requires=["torch"], label="torch2x")
+    props = [VariantProperty("abi_dependency", "torch", v) for v in ("2.9", "2.10")]
+    make_variant(both, props, config, label="torch2x", out_dir=wheels)
+    null = make_wheel(root / "anynull", "anykern", "1.0", requires=["torch"], label="null")
+    make_variant(null, [], config, null=True, out_dir=wheels)
     build_index(wheels, root / "out")
     return root / "out"
 
@@ -203,3 +209,26 @@ def test_explain_says_why_a_build_for_another_torch_is_passed_over(
     done = install(tmp_path, server, venv, "flashkern", "--explain")
     assert "built for torch 2.9, and torch is 2.10.0 (installed)" in done.stdout + done.stderr
     assert flashkern(venv) == "torch210"
+
+
+@pytest.mark.parametrize(
+    ("torch", "build"), [("2.8.0", "null"), ("2.9.0", "torch2x"), ("2.10.0", "torch2x")]
+)
+def test_a_build_for_several_minors_fits_any_of_them(
+    tmp_path: Path, server: str, venv: Path, torch: str, build: str
+) -> None:
+    # co-resolution: the build's first range (2.10) conflicts with the pin, its second does not
+    install(tmp_path, server, venv, f"torch=={torch}", "anykern")
+    assert (_version(venv), installed_build(venv / "bin" / "python", "anykern")) == (torch, build)
+
+
+def test_a_conflicting_range_of_a_build_leaves_its_other_range(
+    tmp_path: Path, server: str, venv: Path
+) -> None:
+    # anykern is decided first (nothing pins torch exactly): its 2.10 range conflicts with
+    # torch<2.10, and the same file's 2.9 range is tried next
+    install(tmp_path, server, venv, "anykern", "torch<2.10")
+    assert (_version(venv), installed_build(venv / "bin" / "python", "anykern")) == (
+        "2.9.0",
+        "torch2x",
+    )
