@@ -51,6 +51,7 @@ __all__ = [
     "sysroot_probe",
     "target_environment",
     "target_for",
+    "with_static_answers",
 ]
 
 SYSROOT_ENV = "FITWHEEL_SYSROOT"
@@ -163,7 +164,7 @@ def other_machine(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "profile", None)) or sysroot_of(args) is not None
 
 
-def _with_static_answers(args: argparse.Namespace, profile: Profile) -> Profile:
+def with_static_answers(args: argparse.Namespace, profile: Profile) -> Profile:
     """``profile`` with the configuration table's answers (this machine only) and then
     ``--variant-property``'s."""
     texts = getattr(args, "variant_property", None) or ()
@@ -220,7 +221,7 @@ def resolve_target(args: argparse.Namespace, *, cache_dir: Path | None = None) -
     from fitwheel.platform.policy import target_from_profile
 
     profile, description = _profile(args, cache_dir)
-    profile = _with_static_answers(args, profile)
+    profile = with_static_answers(args, profile)
     gpu_policy = getattr(args, "gpu_policy", None)
     target = target_from_profile(profile, gpu_policy=gpu_policy or "all")
     # What the profile leaves out of the environment is the running interpreter's (marker
