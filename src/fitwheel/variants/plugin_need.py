@@ -113,7 +113,8 @@ def notice_text(
     return (
         f"{skipped}: only the provider plugin {need.wanted}{where} can say what this machine "
         "supports there, and fitwheel runs no third-party code unless allowed. Allow it with "
-        f"--allow-plugin {need.project}, or state the answer with --variant-property "
+        f"--allow-plugin {need.project} (or a [plugins.allow.{need.project}] table in the "
+        "configuration file), or state the answer with --variant-property "
         f'"{need.namespace} :: FEATURE :: VALUE" (or a [variant-properties] table in the '
         "configuration file)"
     )
