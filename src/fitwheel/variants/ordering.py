@@ -427,9 +427,11 @@ def unanswered_plugins(info: VariantInfo, target: Target) -> list[PluginNeed]:
     out: list[PluginNeed] = []
     for ns in sorted(used, key=resolver._namespace_index):
         provider = info.providers.get(ns)
-        if provider is None or not isinstance(resolver.namespace(ns), str):
+        answer = resolver.namespace(ns)
+        # only a namespace rejected for want of an answer (not an optional or disabled one)
+        if provider is None or not isinstance(answer, str):
             continue
-        if resolver._unanswered(provider) is None:
+        if answer != resolver._unanswered(provider):
             continue
         need = plugin_need(provider)
         if need is not None:

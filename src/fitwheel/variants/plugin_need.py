@@ -33,8 +33,8 @@ class PluginNeed(Frozen):
     namespace: str
     #: the provider's ``requires``, as the file writes them
     requires: tuple[str, ...]
-    #: the plugin's project name (``--allow-plugin`` takes it); the plugin-api module without
-    #: a ``requires``
+    #: the plugin's project name (``--allow-plugin`` takes it); the plugin-api top-level
+    #: module when there is no ``requires``
     project: str
 
     def __init__(self, namespace: str, requires: tuple[str, ...], project: str) -> None:
@@ -59,7 +59,7 @@ def plugin_need(provider: Provider) -> PluginNeed | None:
         match = _NAME_RE.match(provider.requires[0])
         project = match.group(1) if match else provider.requires[0].strip()
     elif provider.plugin_api:
-        project = provider.plugin_api.split(":", 1)[0].strip()
+        project = provider.plugin_api.split(":", 1)[0].split(".", 1)[0].strip()
     return PluginNeed(provider.namespace, provider.requires, project)
 
 
