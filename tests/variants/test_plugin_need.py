@@ -36,7 +36,7 @@ INFO = VariantInfo(
         )
     },
 )
-BUILTIN = frozenset({"nvidia", "amd", "intel", "x86_64", "aarch64", "libc"})
+BUILTIN = ("aarch64", "amd", "intel", "libc", "nvidia", "x86_64")
 
 
 def test_a_namespace_without_an_answer_rejects_its_variants_naming_the_plugin() -> None:
@@ -62,7 +62,7 @@ def test_a_static_or_empty_answer_counts_as_answered() -> None:
     answered = Target({"ascend": {"npu_type": ("910b",)}}, answered=BUILTIN)
     assert order_variants(INFO, answered).labels[0] == "npu"
     assert unanswered_plugins(INFO, answered) == []
-    empty = Target({}, answered=BUILTIN | {"ascend"})
+    empty = Target({}, answered=(*BUILTIN, "ascend"))
     assert "not supported here" in order_variants(INFO, empty).rejected["npu"]
     assert unanswered_plugins(INFO, empty) == []
 

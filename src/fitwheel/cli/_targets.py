@@ -184,12 +184,12 @@ def with_static_answers(args: argparse.Namespace, profile: Profile) -> Profile:
     return profile
 
 
-def _answered(profile: Profile) -> frozenset[str]:
+def _answered(profile: Profile) -> tuple[str, ...]:
     """The namespaces ``profile`` answers: fitwheel's own providers' (absent or not), and
     every namespace it has properties or a recorded source for."""
     from fitwheel.platform.detect import available_namespaces
 
-    return frozenset((*available_namespaces(), *profile.properties, *profile.sources))
+    return tuple(sorted({*available_namespaces(), *profile.properties, *profile.sources}))
 
 
 def _enabled(args: argparse.Namespace) -> frozenset[str] | bool:

@@ -91,8 +91,10 @@ class Target(Frozen):
     ``enabled_optional``: optional providers the user enabled (True: all of them).
     ``environment``: PEP 508 marker values of the target (for 817-era ``enable-if``); None: any.
     ``answered``: the namespaces the target has an answer for (fitwheel's own providers, static
-    answers, allowed plugins), whatever it is; a plugin provider's namespace outside it has no
-    answer. None: every namespace counts as answered by ``supported``.
+    answers, allowed plugins), whatever it is, sorted (a tuple: the target's ``repr`` is part of
+    a remembered install's key, and a set's order changes between runs); a plugin provider's
+    namespace outside it has no answer. None: every namespace counts as answered by
+    ``supported``.
     ``other_machine``: the target is not the machine fitwheel runs on (a profile, a sysroot),
     where no plugin ever runs.
     """
@@ -109,7 +111,7 @@ class Target(Frozen):
     device_constraints: tuple[DeviceConstraint, ...]
     enabled_optional: frozenset[str] | bool
     environment: Mapping[str, str] | None
-    answered: frozenset[str] | None
+    answered: tuple[str, ...] | None
     other_machine: bool
 
     def __init__(
@@ -118,7 +120,7 @@ class Target(Frozen):
         device_constraints: tuple[DeviceConstraint, ...] = (),
         enabled_optional: frozenset[str] | bool = False,
         environment: Mapping[str, str] | None = None,
-        answered: frozenset[str] | None = None,
+        answered: tuple[str, ...] | None = None,
         other_machine: bool = False,
     ) -> None:
         _set(self, "supported", supported)
