@@ -240,3 +240,20 @@ def test_malformed_static_answers_are_refused_naming_where(
     )  # fmt: skip
     assert proc.returncode == 1
     assert str(config) in proc.stderr and "'ascend :: NPU'" in proc.stderr
+
+
+def test_select_says_the_same_for_the_published_file(tmp_path: Path, site: Path) -> None:
+    (variants,) = site.rglob("npu_pkg-1.0-variants.json")
+    profile = write_profile(tmp_path, {"properties": {}})
+    proc = fitwheel(tmp_path, "select", str(variants), "--profile", profile, "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["ordered"] == ["null"]
+    assert RANGE in result["rejected"]["ascend910b"]
+    assert proc.stderr.count("namespace 'ascend'") == 1
+    proc = fitwheel(
+        tmp_path, "select", str(variants), "--profile", profile, "--json",
+        "--variant-property", NPU_910B,
+    )  # fmt: skip
+    assert json.loads(proc.stdout)["ordered"] == ["ascend910b", "null"]
+    assert "namespace 'ascend'" not in proc.stderr
