@@ -31,15 +31,22 @@ NPU_910B = "ascend :: npu_type :: 910b"
 
 
 def _publish(
-    base: Path, wheels: Path, name: str, providers: dict[str, Any], builds: dict[str, list[str]]
+    base: Path,
+    wheels: Path,
+    name: str,
+    providers: dict[str, Any],
+    builds: dict[str, list[str]],
+    *,
+    null: bool = True,
 ) -> None:
-    """``name`` 1.0 as a null build plus one variant per label of ``builds``."""
+    """``name`` 1.0 as one variant per label of ``builds``, and a null build unless ``null``
+    is False."""
     config = parse_config(
         {"default-priorities": {"namespace": list(providers)}, "providers": providers},
         source=f"{name} test config",
     )
     module = name.replace("-", "_")
-    for label, props in {**builds, "null": []}.items():
+    for label, props in {**builds, **({"null": []} if null else {})}.items():
         src = make_wheel(
             base / name / label,
             name=name,
@@ -70,6 +77,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {"nvidia": UV_NVIDIA},
         {"cu12": ["nvidia :: cuda_version_lower_bound :: 12.0"]},
     )
+    _publish(base, wheels, "npu_only", {"ascend": ASCEND}, {"a910": [NPU_910B]}, null=False)
     build_index(wheels, base / "index")
     return base / "index"
 
@@ -257,3 +265,18 @@ def test_select_says_the_same_for_the_published_file(tmp_path: Path, site: Path)
     )  # fmt: skip
     assert json.loads(proc.stdout)["ordered"] == ["ascend910b", "null"]
     assert "namespace 'ascend'" not in proc.stderr
+
+
+def test_without_a_build_to_fall_back_on_the_error_says_why(
+    tmp_path: Path, index: str, base_venv: Path
+) -> None:
+    proc = fitwheel(
+        tmp_path, "install", "npu_only", "--index-url", index, "--python", str(base_venv),
+        "--dry-run",
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "no null or non-variant build" in proc.stderr
+    assert f"a910: ascend: answered only by the provider plugin {RANGE}" in proc.stderr
+    assert '--variant-property "ascend :: FEATURE :: VALUE"' in proc.stderr
+    chosen, _ = dry_run(tmp_path, index, base_venv, "npu_only", "--variant-property", NPU_910B)
+    assert chosen == {"npu-only": "a910"}
