@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 
 from fitwheel.errors import UsageError
+from fitwheel.platform.detect import PROVIDER_MODULES
 from fitwheel.platform.profile import Device, Profile, parse_profile
-from fitwheel.platform.supplements import parse_property_arguments, supplement
+from fitwheel.platform.supplements import (
+    answered_namespaces,
+    parse_property_arguments,
+    supplement,
+)
 from fitwheel.variants.errors import InvalidPropertyError
 
 DETECTED = Profile(
@@ -85,3 +90,12 @@ def test_property_arguments_parse_in_order_and_errors_name_the_argument() -> Non
             parse_property_arguments([bad])
         message = str(err.value)
         assert "--variant-property" in message and repr(bad) in message
+
+
+def test_answered_namespaces_are_the_built_ins_and_whatever_the_profile_answers() -> None:
+    assert answered_namespaces(Profile({})) == tuple(sorted(PROVIDER_MODULES))
+    answered = supplement(DETECTED, {"ascend": {}}, "plugin ascend-variant-provider==0.0.2")
+    listed = answered_namespaces(answered)
+    assert "ascend" in listed and list(listed) == sorted(listed)
+    written = Profile({"npu": {"kind": ("a",)}}, sources={"gaudi": "written by hand"})
+    assert {"npu", "gaudi"} <= set(answered_namespaces(written))

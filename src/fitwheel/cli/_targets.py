@@ -184,14 +184,6 @@ def with_static_answers(args: argparse.Namespace, profile: Profile) -> Profile:
     return profile
 
 
-def _answered(profile: Profile) -> tuple[str, ...]:
-    """The namespaces ``profile`` answers: fitwheel's own providers' (absent or not), and
-    every namespace it has properties or a recorded source for."""
-    from fitwheel.platform.detect import available_namespaces
-
-    return tuple(sorted({*available_namespaces(), *profile.properties, *profile.sources}))
-
-
 def _enabled(args: argparse.Namespace) -> frozenset[str] | bool:
     if getattr(args, "enable_optional_all", False):
         return True
@@ -219,6 +211,7 @@ def resolve_target(args: argparse.Namespace, *, cache_dir: Path | None = None) -
     """The target ``args`` describe, with its name and profile; a machine detected here keeps
     its answer under ``cache_dir`` (the command's ``--cache-dir``; None: the usual cache)."""
     from fitwheel.platform.policy import target_from_profile
+    from fitwheel.platform.supplements import answered_namespaces
 
     profile, description = _profile(args, cache_dir)
     profile = with_static_answers(args, profile)
@@ -232,7 +225,7 @@ def resolve_target(args: argparse.Namespace, *, cache_dir: Path | None = None) -
     target = target.replace(
         enabled_optional=_enabled(args),
         environment=environment,
-        answered=_answered(profile),
+        answered=answered_namespaces(profile),
         other_machine=other_machine(args),
     )
     return ResolvedTarget(target, description, profile)

@@ -11,7 +11,8 @@ feature detection does not know) can be answered without running code, by the us
 
 :func:`supplement` is the one way such an answer joins a profile: a feature's added values come
 after the values already there, and the profile's ``sources`` says where each namespace's answer
-came from. A namespace answered this way is answered: no plugin runs for it.
+came from. A namespace answered this way is answered (:func:`answered_namespaces`): no plugin
+runs for it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from fitwheel.platform.profile import Profile
 from fitwheel.variants.errors import InvalidPropertyError
 from fitwheel.variants.names import check_feature, check_namespace, check_value
 
-__all__ = ["ARGUMENT", "parse_property_arguments", "supplement"]
+__all__ = ["ARGUMENT", "answered_namespaces", "parse_property_arguments", "supplement"]
 
 #: the command-line option the static answers come from (messages name it)
 ARGUMENT = "--variant-property"
@@ -63,6 +64,15 @@ def supplement(
         elif source not in before.split(" + "):
             sources[ns] = f"{before} + {source}"
     return Profile(properties, profile.devices, profile.environment, sources)
+
+
+def answered_namespaces(profile: Profile) -> tuple[str, ...]:
+    """The namespaces ``profile`` answers, sorted: fitwheel's own providers' (whatever they
+    found), and every namespace it has properties or a recorded source for. No plugin runs for
+    these; a variant's namespace outside them has no answer."""
+    from fitwheel.platform.detect import available_namespaces
+
+    return tuple(sorted({*available_namespaces(), *profile.properties, *profile.sources}))
 
 
 def parse_property_arguments(
