@@ -23,6 +23,13 @@ key                    environment                   flag
 =====================  ============================  ===========================
 
 ``variant-index-url`` and ``torch-projects`` are lists (whitespace-separated in the environment).
+
+``[variant-properties]`` adds static answers to what detection says, one key per feature, its
+values most preferred first (:func:`variant_properties`; used as ``--variant-property`` is)::
+
+    [variant-properties]
+    "ascend :: npu_type" = ["910b"]
+
 Writing the file keeps every other table and key, but not comments.
 """
 
@@ -118,6 +125,52 @@ def _normalise(key: str, value: Any, origin: str) -> str | list[str]:
                 f"not {value!r}"
             )
     return value
+
+
+#: the table of static answers (namespace :: feature -> values)
+PROPERTIES_TABLE = "variant-properties"
+
+
+def variant_properties(env: Mapping[str, str]) -> dict[str, dict[str, dict[str, list[str]]]]:
+    """The ``[variant-properties]`` table of each file that has one (site, then user), by
+    path: namespace -> feature -> values. A key or value off the variant grammar raises
+    :class:`ConfigFileError` naming the file, the table and the key."""
+    out: dict[str, dict[str, dict[str, list[str]]]] = {}
+    for level, path in config_paths(env).items():
+        data = _read(path, required=level == "user" and bool(env.get("FITWHEEL_CONFIG")))
+        table = data.get(PROPERTIES_TABLE)
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            raise ConfigFileError(
+                f'{path}: [{PROPERTIES_TABLE}] must be a table of "NAMESPACE :: FEATURE" = '
+                "[VALUE, ...]"
+            )
+        if table:
+            out[path] = _property_table(table, path)
+    return out
+
+
+def _property_table(table: Mapping[str, Any], path: str) -> dict[str, dict[str, list[str]]]:
+    from fitwheel.variants.errors import InvalidPropertyError
+    from fitwheel.variants.model import VariantFeature
+    from fitwheel.variants.names import check_value
+
+    out: dict[str, dict[str, list[str]]] = {}
+    for key, values in table.items():
+        where = f"{path}: [{PROPERTIES_TABLE}] {key!r}"
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise ConfigFileError(f'{where} must be a list of value strings, e.g. ["910b"]')
+        try:
+            feature = VariantFeature.parse(key)
+            checked = [check_value(v) for v in values]
+        except InvalidPropertyError as exc:
+            raise ConfigFileError(
+                f'{where}: {exc.rule}; keys are "NAMESPACE :: FEATURE", values lists of values'
+            ) from None
+        listed = out.setdefault(feature.namespace, {}).setdefault(feature.feature, [])
+        listed += [v for v in dict.fromkeys(checked) if v not in listed]
+    return out
 
 
 class Setting(Frozen):

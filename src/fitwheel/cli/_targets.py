@@ -1,10 +1,17 @@
 """The target a command selects for: a saved profile, a sysroot, or this machine.
 
 Commands that order variants share these options (``--profile``, ``--sysroot``, ``--gpu-policy``,
-``--enable-optional``, ``--enable-optional-all``) and turn them into a
+``--enable-optional``, ``--enable-optional-all``, ``--variant-property``) and turn them into a
 :class:`~fitwheel.variants.ordering.Target` with :func:`resolve_target`, through the multi-GPU
 policy; detection runs only when no profile is given. :func:`sysroot_probe` is the one way a
 command turns ``--sysroot``/``FITWHEEL_SYSROOT`` into a probe.
+
+Static answers join the profile through :func:`fitwheel.platform.supplements.supplement`, after
+what detection or the profile says: for this machine the configuration file's
+``[variant-properties]`` table, then ``--variant-property``; for another machine (a profile, a
+sysroot) ``--variant-property`` alone, since the configuration file describes this one. The
+namespaces of fitwheel's own providers and those the profile answers are the target's
+``answered`` namespaces; a plugin provider's namespace outside them has no answer.
 
 Under a sysroot the probe sees no host environment variables: the variables that steer GPU
 runtimes (``CUDA_VISIBLE_DEVICES``, ``ROCM_PATH``, ``ZE_AFFINITY_MASK``, ...) describe the
@@ -38,11 +45,13 @@ __all__ = [
     "ResolvedTarget",
     "add_python_argument",
     "add_target_arguments",
+    "other_machine",
     "resolve_target",
     "sysroot_of",
     "sysroot_probe",
     "target_environment",
     "target_for",
+    "with_static_answers",
 ]
 
 SYSROOT_ENV = "FITWHEEL_SYSROOT"
@@ -75,6 +84,15 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--enable-optional-all", action="store_true", help="enable every optional provider"
+    )
+    parser.add_argument(
+        "--variant-property",
+        action="append",
+        default=[],
+        metavar='"NS :: FEATURE :: VALUE"',
+        help="say the target supports this property, after what detection or the profile says "
+        "for the same feature; no provider plugin runs for its namespace (repeatable; also the "
+        "configuration file's [variant-properties] table)",
     )
 
 
@@ -140,6 +158,32 @@ def _profile(args: argparse.Namespace, cache_dir: Path | None) -> tuple[Profile,
     return detect.detect_profile(Probe()), "this machine"
 
 
+def other_machine(args: argparse.Namespace) -> bool:
+    """Whether ``args`` describe another machine (``--profile``, ``--sysroot``): no plugin runs
+    for it, since a plugin probes the machine it runs on."""
+    return bool(getattr(args, "profile", None)) or sysroot_of(args) is not None
+
+
+def with_static_answers(args: argparse.Namespace, profile: Profile) -> Profile:
+    """``profile`` with the configuration table's answers (this machine only) and then
+    ``--variant-property``'s."""
+    texts = getattr(args, "variant_property", None) or ()
+    tables: dict[str, dict[str, dict[str, list[str]]]] = {}
+    if not other_machine(args):
+        from fitwheel.userconfig import variant_properties
+
+        tables = variant_properties(os.environ)
+    if not texts and not tables:
+        return profile
+    from fitwheel.platform.supplements import parse_property_arguments, supplement
+
+    for path, table in tables.items():
+        profile = supplement(profile, table, f"config:{path}")
+    if texts:
+        profile = supplement(profile, parse_property_arguments(texts), "variant-property")
+    return profile
+
+
 def _enabled(args: argparse.Namespace) -> frozenset[str] | bool:
     if getattr(args, "enable_optional_all", False):
         return True
@@ -167,8 +211,10 @@ def resolve_target(args: argparse.Namespace, *, cache_dir: Path | None = None) -
     """The target ``args`` describe, with its name and profile; a machine detected here keeps
     its answer under ``cache_dir`` (the command's ``--cache-dir``; None: the usual cache)."""
     from fitwheel.platform.policy import target_from_profile
+    from fitwheel.platform.supplements import answered_namespaces
 
     profile, description = _profile(args, cache_dir)
+    profile = with_static_answers(args, profile)
     gpu_policy = getattr(args, "gpu_policy", None)
     target = target_from_profile(profile, gpu_policy=gpu_policy or "all")
     # What the profile leaves out of the environment is the running interpreter's (marker
@@ -176,7 +222,12 @@ def resolve_target(args: argparse.Namespace, *, cache_dir: Path | None = None) -
     environment = target.environment
     if environment is None:
         environment = dict(profile.environment)
-    target = target.replace(enabled_optional=_enabled(args), environment=environment)
+    target = target.replace(
+        enabled_optional=_enabled(args),
+        environment=environment,
+        answered=answered_namespaces(profile),
+        other_machine=other_machine(args),
+    )
     return ResolvedTarget(target, description, profile)
 
 

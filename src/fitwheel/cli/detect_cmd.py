@@ -52,6 +52,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "run here, and warn about a GPU none of them supports (repeatable)",
     )
     parser.add_argument(
+        "--variant-property",
+        action="append",
+        default=[],
+        metavar='"NS :: FEATURE :: VALUE"',
+        help="add this property to what detection or the profile says (after the detected "
+        "values of the same feature; repeatable; also the configuration file's "
+        "[variant-properties] table, for this machine)",
+    )
+    parser.add_argument(
         "--gpu-policy",
         default="all",
         metavar="POLICY",
@@ -68,7 +77,12 @@ def run(args: argparse.Namespace) -> int:
         policy = parse_policy(policy)
 
     sysroot = args.sysroot or os.environ.get(ENV_SYSROOT) or None
-    plain = not (args.output or args.profile or sysroot or args.no_cache)
+    plain = not (args.output or args.profile or sysroot or args.no_cache or args.variant_property)
+    if plain:
+        from fitwheel.paths import site_config_path
+
+        # a site configuration file may hold static answers ([variant-properties])
+        plain = not os.path.exists(site_config_path(os.environ))
     if args.json and plain and policy in ("all", "any") and not args.check:
         from fitwheel.platform.cache import cached_profile_json
 
@@ -98,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
             origin = "this machine"
         detection = detect(probe, use_cache=not args.no_cache)
         profile = detection.profile()
+    from fitwheel.cli._targets import with_static_answers
+
+    profile = with_static_answers(args, profile)
 
     if policy.startswith("device="):
         from fitwheel.platform.policy import restrict_profile
@@ -227,7 +244,9 @@ def render(profile: Profile, detection: Detection | None, origin: str, policy: s
     feature_sources: dict[tuple[str, str], str] = {}
     if detection is not None:
         for ns, result in detection.results.items():
-            for feat in result.properties:
+            for feat, detected in result.properties.items():
+                if profile.properties.get(ns, {}).get(feat) not in (None, detected):
+                    continue  # values added to the detected ones: the namespace's sources say
                 feature_sources[(ns, feat)] = result.sources.get(
                     feat, result.sources.get("*", "provider")
                 )

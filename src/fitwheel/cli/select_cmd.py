@@ -21,6 +21,7 @@ from fitwheel.errors import FitwheelError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from fitwheel.variants.model import VariantInfo
+    from fitwheel.variants.ordering import Target
 
 HELP = "Order the variants of a variants.json for a target."
 
@@ -51,6 +52,23 @@ def _read(path: str) -> VariantInfo:
     return loads_variant_info(data, path, kind="index")
 
 
+def _notify_unanswered(
+    args: argparse.Namespace, info: VariantInfo, target: Target, name: str
+) -> None:
+    """One notice per namespace whose variants need a plugin that did not run."""
+    from fitwheel.variants.ordering import unanswered_plugins
+
+    needs = unanswered_plugins(info, target)
+    if not needs:
+        return
+    from fitwheel.cli._reporting import reporter_for
+    from fitwheel.variants.plugin_need import notice_text
+
+    reporter = reporter_for(args)
+    for need in needs:
+        reporter.warning(notice_text(need, [name], None, other_machine=target.other_machine))
+
+
 def run(args: argparse.Namespace) -> int:
     from fitwheel.platform.coverage import unserved_gpus
     from fitwheel.variants.ordering import explain_choice, order_variants
@@ -61,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     ordering = order_variants(info, target)
     unserved = unserved_gpus(info, ordering.labels, ordering.rejected, resolved.profile.devices)
     name = os.path.basename(os.path.normpath(args.variants_json))
+    _notify_unanswered(args, info, target, name)
     if unserved is not None:
         # Never a silent fall back: the choice below leaves a GPU unused.
         from fitwheel.cli._reporting import reporter_for

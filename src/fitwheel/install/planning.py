@@ -15,6 +15,7 @@ from fitwheel.install.fetching import start_on_pin
 from fitwheel.install.outcome import InstallOutcome, Planned
 from fitwheel.integrity import HashRequiredError
 from fitwheel.resolve.diagnose import index_of, shadowed
+from fitwheel.resolve.plugin_notices import plugin_notices
 from fitwheel.resolve.resolver import (
     Prefetch,
     Resolution,
@@ -206,8 +207,10 @@ def _warn(ctx: InstallContext, lines: Iterable[str]) -> None:
 def resolution_warnings(
     resolution: Resolution, source: CandidateSource, index_strategy: str
 ) -> list[str]:
-    """Skipped versions, shadowed projects, projects several indexes publish, yanked pins."""
+    """Skipped versions, variants no provider could answer for, shadowed projects, projects
+    several indexes publish, yanked pins."""
     out = skipped_versions(resolution)
+    out += plugin_notices(resolution, source)
     for cand in resolution.pins:
         served = source.finder.served_by.get(cand.name, [])
         if len(served) > 1:

@@ -274,6 +274,27 @@ def unavailable_reason(
             f"its index{why}: {_shown([str(v) for v in yanked])}; a yanked version is used only "
             f"when pinned exactly ({key}=={yanked[0]})"
         )
+    return _no_variant_fits(key, live, source)
+
+
+def _no_variant_fits(
+    key: NormalizedName, live: Sequence[_File], source: CandidateSource
+) -> str | None:
+    """Why none of ``live``, all variant wheels, fits the target (each label's reason, from the
+    newest version the resolver looked at), or None when that is not what failed."""
+    if any(f.wheel is None or f.wheel.variant_label is None for f in live):
+        return None
+    for version in sorted({f.version for f in live}, reverse=True):
+        trace = source.traces.get((key, str(version)))
+        if trace is None:
+            continue
+        if trace.ordered or trace.forced or not trace.rejected:
+            return None
+        reasons = "; ".join(f"{label}: {why}" for label, why in trace.rejected.items())
+        return (
+            f"no build of {key} {version} fits this target, and it has no null or non-variant "
+            f"build to fall back on: {reasons}"
+        )
     return None
 
 

@@ -8,10 +8,14 @@ Public API (stable; other layers call only these):
   ordering)`: what the order was decided on, for ``--explain`` style output.
 - :func:`effective_supported(info, target)`: the supported lists the selection used (static
   providers answered from the file), for evaluating variant markers.
+- :func:`unanswered_plugins(info, target)`: the provider plugins the variants would need and the
+  target has no answer from (:mod:`fitwheel.variants.plugin_need` words the notice).
 
 Where the supported values come from, per provider kind:
 
-- install-time plugin and ``builtin`` providers: ``target.supported[namespace]``;
+- install-time plugin and ``builtin`` providers: ``target.supported[namespace]``; a plugin
+  provider's namespace that ``target.answered`` leaves out has no answer at all (its plugin did
+  not run), and the variants that use it are rejected saying which plugin would answer;
 - static providers: the file's own ``static_properties`` (the target's values are ignored);
 - a provider marked ``optional`` takes part only when ``target.enabled_optional`` enables it, static
   ones included (PEP 817: an optional provider "should not be used unless the user opts in to it,
@@ -40,6 +44,10 @@ from fitwheel.variants.model import (
     VariantProperty,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from fitwheel.variants.plugin_need import PluginNeed
+
 __all__ = [
     "DeviceConstraint",
     "Ordering",
@@ -48,6 +56,7 @@ __all__ = [
     "explain_choice",
     "order_variants",
     "ranked_properties",
+    "unanswered_plugins",
 ]
 
 
@@ -81,13 +90,29 @@ class Target(Frozen):
     ``device_constraints``: per-device checks on top of ``supported`` (empty: none).
     ``enabled_optional``: optional providers the user enabled (True: all of them).
     ``environment``: PEP 508 marker values of the target (for 817-era ``enable-if``); None: any.
+    ``answered``: the namespaces the target has an answer for (fitwheel's own providers, static
+    answers, allowed plugins), whatever it is, sorted (a tuple: the target's ``repr`` is part of
+    a remembered install's key, and a set's order changes between runs); a plugin provider's
+    namespace outside it has no answer. None: every namespace counts as answered by
+    ``supported``.
+    ``other_machine``: the target is not the machine fitwheel runs on (a profile, a sysroot),
+    where no plugin ever runs.
     """
 
-    __slots__ = ("device_constraints", "enabled_optional", "environment", "supported")
+    __slots__ = (
+        "answered",
+        "device_constraints",
+        "enabled_optional",
+        "environment",
+        "other_machine",
+        "supported",
+    )
     supported: SupportedProperties
     device_constraints: tuple[DeviceConstraint, ...]
     enabled_optional: frozenset[str] | bool
     environment: Mapping[str, str] | None
+    answered: tuple[str, ...] | None
+    other_machine: bool
 
     def __init__(
         self,
@@ -95,11 +120,15 @@ class Target(Frozen):
         device_constraints: tuple[DeviceConstraint, ...] = (),
         enabled_optional: frozenset[str] | bool = False,
         environment: Mapping[str, str] | None = None,
+        answered: tuple[str, ...] | None = None,
+        other_machine: bool = False,
     ) -> None:
         _set(self, "supported", supported)
         _set(self, "device_constraints", device_constraints)
         _set(self, "enabled_optional", enabled_optional)
         _set(self, "environment", environment)
+        _set(self, "answered", answered)
+        _set(self, "other_machine", other_machine)
 
 
 class Ordering(Frozen):
@@ -204,6 +233,9 @@ class _Resolver:
         if provider.static_properties is not None:
             supported = provider.static_properties
         else:
+            unanswered = self._unanswered(provider)
+            if unanswered is not None:
+                return unanswered
             supported = self.target.supported.get(ns) or {}
 
         # dict.fromkeys keeps the first occurrence of each name, in order, at C speed.
@@ -231,6 +263,19 @@ class _Resolver:
             ranks = dict(zip(ordered, range(len(ordered)), strict=True))
             features[name] = _Feature(feature_index[name], ranks)
         return _Namespace(self._namespace_index(ns), features, static)
+
+    def _unanswered(self, provider: Provider) -> str | None:
+        """Why ``provider``'s namespace has no answer (its plugin did not run), or None."""
+        answered = self.target.answered
+        ns = provider.namespace
+        if answered is None or ns in answered or ns in self.target.supported:
+            return None
+        from fitwheel.variants.plugin_need import plugin_need, rejection
+
+        need = plugin_need(provider)
+        if need is None:
+            return None
+        return rejection(need, other_machine=self.target.other_machine)
 
     def constraints(self, ns: str) -> list[tuple[str, Mapping[str, frozenset[str]]]]:
         if self._constraints is None:
@@ -369,6 +414,30 @@ def effective_supported(info: VariantInfo, target: Target) -> dict[str, dict[str
             name: tuple(sorted(feature.ranks, key=feature.ranks.__getitem__))
             for name, feature in sorted(answer.features.items(), key=lambda kv: kv[1].index)
         }
+    return out
+
+
+def unanswered_plugins(info: VariantInfo, target: Target) -> list[PluginNeed]:
+    """The plugins that would answer for namespaces ``info``'s variants use and ``target`` has
+    no answer for, in the file's namespace order (optional or disabled providers excluded)."""
+    if target.answered is None:
+        return []
+    from fitwheel.variants.plugin_need import plugin_need
+
+    used = {p.namespace for d in info.variants.values() for p in d.properties}
+    resolver = _Resolver(info, target)
+    out: list[PluginNeed] = []
+    for ns in sorted(used, key=resolver._namespace_index):
+        provider = info.providers.get(ns)
+        answer = resolver.namespace(ns)
+        # only a namespace rejected for want of an answer (not an optional or disabled one)
+        if provider is None or not isinstance(answer, str):
+            continue
+        if answer != resolver._unanswered(provider):
+            continue
+        need = plugin_need(provider)
+        if need is not None:
+            out.append(need)
     return out
 
 
