@@ -364,3 +364,26 @@ def test_an_unserved_gpu_is_never_a_silent_fallback(
     assert payload["unsupported_devices"] == ["nvidia GPU 0 (Tesla K80, compute capability 3.7)"]
     assert "warning:" in err and "Tesla K80" in err and "cuda12.6:" in err
     assert "falls back to null" in err
+
+
+def test_abi_dependency_builds_are_ordered_not_rejected(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``select`` has no resolution to read a torch version from: every build of the reserved
+    namespace runs, newest dependency first, as the resolver would try them."""
+    data = current_form(
+        {},
+        {
+            "t29": {"abi_dependency": {"torch": ["2.9"]}},
+            "t210": {"abi_dependency": {"torch": ["2.10"]}},
+            "null": {},
+        },
+    )
+    data["default-priorities"] = {"namespace": ["abi_dependency"]}
+    code, out, err = run(
+        capsys, write(tmp_path / "variants.json", data), "--profile", H100, "--json"
+    )
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["ordered"] == ["t210", "t29", "null"]
+    assert payload["rejected"] == {}

@@ -149,12 +149,13 @@ def check_file(profile: Profile, path: str, policy: str, reporter: Reporter) -> 
     ``policy``; a GPU that none of them supports is warned about on stderr."""
     from fitwheel.platform.coverage import unserved_gpus
     from fitwheel.platform.policy import target_from_profile
+    from fitwheel.variants.abi import with_abi_provider
     from fitwheel.variants.ordering import order_variants
     from fitwheel.variants.reading import loads_variant_info
 
     try:
         with open(path, "rb") as fh:
-            info = loads_variant_info(fh.read(), path, kind="index")
+            info = with_abi_provider(loads_variant_info(fh.read(), path, kind="index"))
     except OSError as exc:
         raise FitwheelError(f"cannot read {path}: {exc.strerror or exc}") from None
     name = os.path.basename(path)

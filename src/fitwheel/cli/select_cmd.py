@@ -71,9 +71,10 @@ def _notify_unanswered(
 
 def run(args: argparse.Namespace) -> int:
     from fitwheel.platform.coverage import unserved_gpus
+    from fitwheel.variants.abi import with_abi_provider
     from fitwheel.variants.ordering import explain_choice, order_variants
 
-    info = _read(args.variants_json)
+    info = with_abi_provider(_read(args.variants_json))
     resolved = resolve_target(args)
     target, description = resolved.target, resolved.description
     ordering = order_variants(info, target)
