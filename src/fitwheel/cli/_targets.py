@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SYSROOT_ENV",
     "ResolvedTarget",
+    "add_plugin_arguments",
     "add_python_argument",
     "add_target_arguments",
     "resolve_target",
@@ -75,6 +76,20 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--enable-optional-all", action="store_true", help="enable every optional provider"
+    )
+    add_plugin_arguments(parser)
+
+
+def add_plugin_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--allow-plugin NAME[==VERSION]`` (see :mod:`fitwheel.cli._plugins`)."""
+    parser.add_argument(
+        "--allow-plugin",
+        action="append",
+        default=[],
+        metavar="NAME[==VERSION]",
+        help="allow the variant provider plugin NAME to run on this machine, in an isolated "
+        "environment, and answer for its namespace (repeatable; the hashes of its files are "
+        "recorded on first use, and a changed file is refused)",
     )
 
 
@@ -140,6 +155,21 @@ def _profile(args: argparse.Namespace, cache_dir: Path | None) -> tuple[Profile,
     return detect.detect_profile(Probe()), "this machine"
 
 
+# -- allowed variant provider plugins: this machine only ----------------------------------------
+
+
+def _with_plugins(
+    args: argparse.Namespace, profile: Profile, description: str, cache_dir: Path | None
+) -> Profile:
+    """This machine's profile with the answers of the plugins allowed to run here; a saved
+    profile or a sysroot describes another machine, which no plugin probes."""
+    if description != "this machine":
+        return profile
+    from fitwheel.cli._plugins import machine_profile
+
+    return machine_profile(args, profile, cache_dir)
+
+
 def _enabled(args: argparse.Namespace) -> frozenset[str] | bool:
     if getattr(args, "enable_optional_all", False):
         return True
@@ -169,6 +199,7 @@ def resolve_target(args: argparse.Namespace, *, cache_dir: Path | None = None) -
     from fitwheel.platform.policy import target_from_profile
 
     profile, description = _profile(args, cache_dir)
+    profile = _with_plugins(args, profile, description, cache_dir)
     gpu_policy = getattr(args, "gpu_policy", None)
     target = target_from_profile(profile, gpu_policy=gpu_policy or "all")
     # What the profile leaves out of the environment is the running interpreter's (marker
