@@ -5,6 +5,7 @@ its hash was pinned is refused."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,3 +146,33 @@ def test_a_changed_plugin_file_is_refused(tmp_path: Path, venv: Path) -> None:
     assert f"variant provider plugin {LOOKALIKE}: " in again.stderr
     assert filename in again.stderr and digest in again.stderr, again.stderr
     assert snapshot(venv) == before
+
+
+def test_detect_writes_the_plugin_answer_into_a_profile(
+    tmp_path: Path, index: str, venv: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.touch()
+    out = tmp_path / "profile.json"
+    done = run_fitwheel(
+        tmp_path,
+        "detect",
+        "--allow-plugin",
+        LOOKALIKE,
+        "-o",
+        str(out),
+        "--json",
+        config=config,
+        PIP_INDEX_URL=index,
+        ASCEND_VARIANT_PROVIDER_FORCE_NPU_TYPE="910b",
+    )
+    assert done.returncode == 0, done.stderr
+    saved = json.loads(out.read_text())
+    assert saved["properties"]["ascend"] == {"npu_type": ["910b"]}
+    assert saved["sources"]["ascend"] == f"plugin {LOOKALIKE}==0.0.2"
+    # the profile answers for the namespace elsewhere: no plugin runs with --profile
+    elsewhere = tmp_path / "elsewhere"
+    used = install(elsewhere, index, venv, "--profile", str(out), "--allow-plugin", LOOKALIKE)
+    assert used.returncode == 0, used.stderr
+    assert build_of(venv) == "910b"
+    assert not (elsewhere / "cache" / "plugins").exists()

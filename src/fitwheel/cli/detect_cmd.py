@@ -43,6 +43,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="detect afresh; neither read nor write the cache"
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write the profile (JSON) to FILE")
+    from fitwheel.cli._targets import add_plugin_arguments
+
+    add_plugin_arguments(parser)
     parser.add_argument(
         "--check",
         action="append",
@@ -68,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         policy = parse_policy(policy)
 
     sysroot = args.sysroot or os.environ.get(ENV_SYSROOT) or None
-    plain = not (args.output or args.profile or sysroot or args.no_cache)
+    plain = not (args.output or args.profile or sysroot or args.no_cache or args.allow_plugin)
     if args.json and plain and policy in ("all", "any") and not args.check:
         from fitwheel.platform.cache import cached_profile_json
 
@@ -98,6 +101,10 @@ def run(args: argparse.Namespace) -> int:
             origin = "this machine"
         detection = detect(probe, use_cache=not args.no_cache)
         profile = detection.profile()
+        if not sysroot:  # a plugin probes the machine it runs on: this one only
+            from fitwheel.cli._plugins import machine_profile
+
+            profile = machine_profile(args, profile)
 
     if policy.startswith("device="):
         from fitwheel.platform.policy import restrict_profile
