@@ -19,7 +19,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ from fitwheel.plugins.runner import PluginEnv
 from fitwheel.reporter import SILENT, Reporter
 
 if TYPE_CHECKING:
+    from fitwheel.lock.document import LockedPlugin
     from fitwheel.platform.profile import Profile
 
 MARKER = "fitwheel-plugin.json"
@@ -108,6 +109,7 @@ def _load_marker(folder: Path) -> PluginEnv | None:
             folder / "bin" / "python",
             {str(k): str(v) for k, v in data["files"].items()},
             {str(k): str(v) for k, v in data["namespaces"].items()},
+            {str(k): str(v) for k, v in data.get("urls", {}).items()},
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
@@ -161,9 +163,9 @@ def _make_venv(folder: Path, what: str) -> Path:
 
 def _install(
     plugin: Allowed, python: Path, sources: SourceOptions, layout: CacheLayout, env: Any
-) -> dict[str, tuple[str, str]]:
+) -> dict[str, tuple[str, str, str]]:
     """Install the plugin into ``python``'s environment; file name -> (sha256, version of its
-    project), the plugin's own first."""
+    project, URL), the plugin's own first."""
     from fitwheel.errors import IntegrityError
     from fitwheel.install.request import InstallRequest
     from fitwheel.install.workflow import run_install
@@ -186,11 +188,15 @@ def _install(
             outcome = run_install(request, target=None, profile=None)
         except IntegrityError as exc:
             raise _changed(plugin, str(exc)) from None
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, tuple[str, str, str]] = {}
     for item in sorted(outcome.planned, key=lambda p: p.candidate.name != plugin.name):
         if item.downloaded is None or item.sha256 is None:
             continue
-        out[item.downloaded.path.name] = (item.sha256, str(item.candidate.version))
+        out[item.downloaded.path.name] = (
+            item.sha256,
+            str(item.candidate.version),
+            item.candidate.link.url,
+        )
     return out
 
 
@@ -225,9 +231,11 @@ def plugin_environment(
     env: Mapping[str, str],
     timeout: float,
     reporter: Reporter = SILENT,
+    record: bool = True,
 ) -> PluginEnv:
     """The isolated environment of ``plugin``: cached by its pinned files' hashes, else
-    installed (and, without pins, its files' hashes recorded: trust on first use)."""
+    installed (and, without pins and with ``record``, its files' hashes recorded in the user's
+    configuration: trust on first use)."""
     from fitwheel.plugins.runner import describe
     from fitwheel.plugins.trust import check_pins
 
@@ -243,19 +251,26 @@ def plugin_environment(
     try:
         python = _make_venv(work, plugin.name)
         installed = _install(plugin, python, sources, layout, env)
-        files = {name: digest for name, (digest, _v) in installed.items()}
+        files = {name: digest for name, (digest, _v, _u) in installed.items()}
+        urls = {name: url for name, (_d, _v, url) in installed.items()}
         check_pins(plugin.name, files, plugin.pins, plugin.origin)
         version = next(iter(installed.values()))[1] if installed else "?"
         namespaces = describe(plugin.name, python, env=env, timeout=timeout)
-        record = {"name": plugin.name, "version": version, "files": files, "namespaces": namespaces}
-        (work / MARKER).write_text(json.dumps(record, indent=2), encoding="utf-8")
+        marker = {
+            "name": plugin.name,
+            "version": version,
+            "files": files,
+            "namespaces": namespaces,
+            "urls": urls,
+        }
+        (work / MARKER).write_text(json.dumps(marker, indent=2), encoding="utf-8")
         final = envs / _env_key(files)
         if not (final / MARKER).exists():
             shutil.rmtree(final, ignore_errors=True)
             os.replace(work, final)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if not plugin.pins:
+    if not plugin.pins and record:
         _record(plugin, version, files, env, reporter)
     ready = _load_marker(final)
     if ready is None:
@@ -327,10 +342,12 @@ def machine_profile(
     args: argparse.Namespace, profile: Profile, cache_dir: Path | None = None
 ) -> Profile:
     """This machine's ``profile`` with the answers of the plugins allowed here (none allowed:
-    ``profile`` itself)."""
+    ``profile`` itself). For ``sync`` (``args.locked_plugins``: the lock's plugins and its
+    path), only the lock's plugins run, and only with the lock's files."""
     env = dict(os.environ)
     allowed = allowed_plugins(getattr(args, "allow_plugin", None) or (), env)
-    if not allowed:
+    locked = getattr(args, "locked_plugins", None)
+    if not allowed and not locked:
         return profile
     from fitwheel.cli._reporting import reporter_for
     from fitwheel.paths import cache_root
@@ -340,6 +357,8 @@ def machine_profile(
     layout = CacheLayout(cache_root(cache_dir or sources.cache_dir, env))
     timeout = plugin_timeout(env)
     reporter = reporter_for(args)
+    if locked is not None:
+        allowed, sources = _as_locked(allowed, locked[0], locked[1], sources, reporter)
     ready = [
         plugin_environment(
             p, sources=sources, layout=layout, env=env, timeout=timeout, reporter=reporter
@@ -347,3 +366,114 @@ def machine_profile(
         for p in allowed
     ]
     return with_plugin_answers(profile, ready, env=env, timeout=timeout, layout=layout)
+
+
+# -- locks: the plugins that answered for the targets, and sync running only those ------------
+
+
+def plugins_named(profiles: Iterable[Profile]) -> list[tuple[str, str]]:
+    """The (name, version) of each plugin whose answer a profile holds (``sources`` says
+    ``plugin NAME==VERSION``), in order, once each."""
+    import re
+
+    from fitwheel.variants.names import canonicalize_name
+
+    found: dict[tuple[str, str], None] = {}
+    for profile in profiles:
+        for source in profile.sources.values():
+            match = re.fullmatch(r"plugin (\S+)==(\S+)", source)
+            if match:
+                found[(canonicalize_name(match[1]), match[2])] = None
+    return list(found)
+
+
+def _pins_for(pins: Mapping[str, str], name: str, version: str) -> bool:
+    from fitwheel.variants.filenames import WheelFilename
+
+    for filename in pins:
+        wheel = WheelFilename.parse(filename)
+        if wheel.normalized_name == name and str(wheel.parsed_version) == version:
+            return True
+    return False
+
+
+def locked_plugins(
+    profiles: Sequence[Profile], *, sources: SourceOptions, env: Mapping[str, str]
+) -> tuple[LockedPlugin, ...]:
+    """The plugins whose answers the targets' profiles hold, with their files: the files the
+    configuration pins for that version, else those the indexes serve now (installed into the
+    plugin's isolated environment either way, hash-checked; nothing is recorded)."""
+    from fitwheel.lock.document import LockedPlugin, LockedWheel
+    from fitwheel.lock.locking import public_url
+    from fitwheel.paths import cache_root
+    from fitwheel.userconfig import plugin_allowances, plugin_timeout
+
+    named = plugins_named(profiles)
+    if not named:
+        return ()
+    tables = plugin_allowances(env)
+    layout = CacheLayout(cache_root(sources.cache_dir, env))
+    out = []
+    for name, version in named:
+        table = tables.get(name)
+        pinned = table is not None and _pins_for(table.sha256, name, version)
+        allowed = Allowed(
+            name,
+            f"=={version}",
+            table.sha256 if table is not None and pinned else {},
+            table.origin if table is not None and pinned else "",
+        )
+        ready = plugin_environment(
+            allowed,
+            sources=sources,
+            layout=layout,
+            env=env,
+            timeout=plugin_timeout(env),
+            record=False,
+        )
+        wheels = tuple(
+            LockedWheel(filename, public_url(ready.urls.get(filename, "")), {"sha256": digest})
+            for filename, digest in sorted(ready.files.items())
+        )
+        out.append(LockedPlugin(name, ready.version, wheels, tuple(sorted(ready.namespaces))))
+    return tuple(out)
+
+
+def _as_locked(
+    allowed: Sequence[Allowed],
+    plugins: Sequence[LockedPlugin],
+    lock_path: str,
+    sources: SourceOptions,
+    reporter: Reporter,
+) -> tuple[list[Allowed], SourceOptions]:
+    """The lock's plugins this host allows, pinned to the lock's files (a host pinning other
+    files is refused); the bundle's own files when the lock names them by path."""
+    from fitwheel.plugins.trust import same_files
+
+    by_name = {a.name: a for a in allowed}
+    origin = f"{lock_path} [tool.fitwheel.plugins]"
+    out = []
+    local: list[Path] = []
+    for plugin in plugins:
+        host = by_name.get(plugin.name)
+        if host is None:
+            reporter.notice(
+                f"the lock's answers for {', '.join(plugin.namespaces)} came from plugin "
+                f"{plugin.label}, which this host does not allow, so it does not run here and "
+                f"those builds count as unsupported: pass --allow-plugin {plugin.name} to run it"
+            )
+            continue
+        if host.pins and not same_files(host.pins, plugin.sha256):
+            raise PluginError(
+                plugin.label,
+                f"{host.origin} pins other files for it than {origin} records",
+                "nothing was installed; lock again with the pinned files, or update the pins",
+            )
+        out.append(Allowed(plugin.name, f"=={plugin.version}", plugin.sha256, origin))
+        base = Path(lock_path).parent
+        local += [base / w.path for w in plugin.wheels if w.path is not None]
+    wanted = sum(len(p.wheels) for p in plugins if p.name in by_name)
+    if out and len(local) == wanted and all(p.is_file() for p in local):
+        folders = tuple(dict.fromkeys(str(p.parent) for p in local))
+        sources = SourceOptions(find_links=folders, no_index=True, cache_dir=sources.cache_dir)
+    return out, sources

@@ -31,15 +31,17 @@ ANSWER_LIMIT = 1 << 20
 
 class PluginEnv(Frozen):
     """An installed plugin: its name and version (``label``: ``name==version``), the
-    interpreter of its isolated environment, its files' sha256 (file name -> hex digest) and
-    its plugins (namespace -> ``module:attr`` reference)."""
+    interpreter of its isolated environment, its files' sha256 (file name -> hex digest), its
+    plugins (namespace -> ``module:attr`` reference) and where its files came from (file name
+    -> URL)."""
 
-    __slots__ = ("files", "name", "namespaces", "python", "version")
+    __slots__ = ("files", "name", "namespaces", "python", "urls", "version")
     name: str
     version: str
     python: Path
     files: Mapping[str, str]
     namespaces: Mapping[str, str]
+    urls: Mapping[str, str]
 
     def __init__(
         self,
@@ -48,12 +50,14 @@ class PluginEnv(Frozen):
         python: Path,
         files: Mapping[str, str],
         namespaces: Mapping[str, str],
+        urls: Mapping[str, str] | None = None,
     ) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "version", version)
         object.__setattr__(self, "python", python)
         object.__setattr__(self, "files", dict(files))
         object.__setattr__(self, "namespaces", dict(namespaces))
+        object.__setattr__(self, "urls", dict(urls or {}))
 
     @property
     def label(self) -> str:
