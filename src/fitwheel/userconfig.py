@@ -253,7 +253,7 @@ def write_setting(env: Mapping[str, str], level: str, key: str, value: str | Non
 # timeout = 30                                  # seconds (FITWHEEL_PLUGIN_TIMEOUT wins)
 # [plugins.allow.ascend-variant-provider]
 # version = "==0.0.2"                           # a version specifier (optional)
-# sha256 = { "ascend_variant_provider-0.0.2-py3-none-any.whl" = "<hex>" }
+# hashes = { "ascend_variant_provider-0.0.2-py3-none-any.whl" = "sha256:<hex>" }
 
 PLUGINS = "plugins"
 ENV_PLUGIN_TIMEOUT = "FITWHEEL_PLUGIN_TIMEOUT"
@@ -262,7 +262,8 @@ DEFAULT_PLUGIN_TIMEOUT = 30.0
 
 class PluginAllowance(Frozen):
     """One plugin allowed in a configuration file: its project name (normalised), version
-    specifier ("" for any), pinned files (file name -> sha256 hex) and the file that says so."""
+    specifier ("" for any), pinned files (``sha256``: file name -> sha256 hex digest) and the
+    table that says so."""
 
     __slots__ = ("name", "origin", "sha256", "version")
     name: str
@@ -290,20 +291,22 @@ def _allowance(name: str, raw: Any, path: str) -> PluginAllowance:
     origin = f"{path} [{PLUGINS}.allow.{name}]"
     if not isinstance(raw, dict):
         raise ConfigFileError(f"{origin} must be a table")
-    unknown = sorted(set(raw) - {"version", "sha256"})
+    unknown = sorted(set(raw) - {"version", "hashes"})
     if unknown:
-        raise ConfigFileError(f"{origin}: unknown key {unknown[0]!r} (known: version, sha256)")
+        raise ConfigFileError(f"{origin}: unknown key {unknown[0]!r} (known: version, hashes)")
     version = raw.get("version", "")
-    pins = raw.get("sha256", {})
+    pins = raw.get("hashes", {})
     if not isinstance(version, str):
         raise ConfigFileError(f"{origin}: version must be a string such as '==0.0.2'")
-    if not isinstance(pins, dict) or not all(
-        isinstance(v, str) and len(v) == 64 for v in pins.values()
-    ):
-        raise ConfigFileError(
-            f"{origin}: sha256 must be a table of file name = 64 hex digits of its sha256"
-        )
-    return PluginAllowance(canonicalize_name(name), version.strip(), pins, origin)
+    digests = {}
+    for filename, value in pins.items() if isinstance(pins, dict) else [("", None)]:
+        digest = value.removeprefix("sha256:").lower() if isinstance(value, str) else ""
+        if not filename or len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+            raise ConfigFileError(
+                f'{origin}: hashes must be a table of file name = "sha256:<64 hex digits>"'
+            )
+        digests[filename] = digest
+    return PluginAllowance(canonicalize_name(name), version.strip(), digests, origin)
 
 
 def plugin_allowances(env: Mapping[str, str]) -> dict[str, PluginAllowance]:
@@ -358,7 +361,7 @@ def record_plugin_pins(
     data = copy.deepcopy(_read(path))
     allow = data.setdefault(PLUGINS, {}).setdefault("allow", {})
     entry = {"version": version} if version else {}
-    entry["sha256"] = dict(sorted(sha256.items()))  # type: ignore[assignment]
+    entry["hashes"] = {k: f"sha256:{v}" for k, v in sorted(sha256.items())}  # type: ignore[assignment]
     allow[name] = entry
     from pathlib import Path
 

@@ -68,7 +68,9 @@ def test_allowed_with_its_override_gives_the_ascend_build(
     # trust on first use: the hashes of its files are recorded
     table = config_of(tmp_path / "config.toml")["plugins"]["allow"][LOOKALIKE]
     assert table["version"] == "==0.0.2"
-    assert list(table["sha256"]) == ["ascend_lookalike_provider-0.0.2-py3-none-any.whl"]
+    ((filename, digest),) = table["hashes"].items()
+    assert filename == "ascend_lookalike_provider-0.0.2-py3-none-any.whl"
+    assert digest.startswith("sha256:") and len(digest) == 7 + 64
     assert "trusted from now on" in done.stderr
 
 
@@ -125,7 +127,7 @@ def test_a_changed_plugin_file_is_refused(tmp_path: Path, venv: Path) -> None:
             config=config,
         )
         assert first.returncode == 0, first.stderr
-        pinned = config_of(config)["plugins"]["allow"][LOOKALIKE]["sha256"]
+        pinned = config_of(config)["plugins"]["allow"][LOOKALIKE]["hashes"]
         # the index now serves another file under the same name
         lookalike_wheel(tmp_path / "site" / "wheels", extra="\n# changed\n")
         from fitwheel.publish.index_build import build_index
@@ -143,6 +145,7 @@ def test_a_changed_plugin_file_is_refused(tmp_path: Path, venv: Path) -> None:
         )
     assert again.returncode == 1
     ((filename, digest),) = pinned.items()
+    digest = digest.removeprefix("sha256:")
     assert f"variant provider plugin {LOOKALIKE}: " in again.stderr
     assert filename in again.stderr and digest in again.stderr, again.stderr
     assert snapshot(venv) == before

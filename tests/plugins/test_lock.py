@@ -51,7 +51,7 @@ def test_the_lock_records_the_plugin_and_the_answer(locked: tuple[Path, str]) ->
     (wheel,) = plugin["wheels"]
     pinned = tomllib.loads((root / "config.toml").read_text())["plugins"]["allow"][LOOKALIKE]
     assert wheel["name"] == PLUGIN_FILE
-    assert wheel["hashes"]["sha256"] == pinned["sha256"][PLUGIN_FILE]
+    assert f"sha256:{wheel['hashes']['sha256']}" == pinned["hashes"][PLUGIN_FILE]
     (target,) = data["tool"]["fitwheel"]["targets"]
     assert target["answers"] == {"ascend": f"plugin {LOOKALIKE}==0.0.2"}
     (package,) = [p for p in data["packages"] if p["name"] == "npukern"]
@@ -98,7 +98,7 @@ def test_sync_refuses_a_host_pinning_other_files(
     root, index = locked
     config = tmp_path / "config.toml"
     config.write_text(
-        f'[plugins.allow.{LOOKALIKE}]\nsha256 = {{ "{PLUGIN_FILE}" = "{"0" * 64}" }}\n'
+        f'[plugins.allow.{LOOKALIKE}]\nhashes = {{ "{PLUGIN_FILE}" = "sha256:{"0" * 64}" }}\n'
     )
     before = snapshot(venv)
     done = run_fitwheel(

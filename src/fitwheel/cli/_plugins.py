@@ -147,7 +147,7 @@ def _check_spec(plugin: Allowed) -> None:
             raise PluginError(
                 plugin.name,
                 f"{plugin.origin} pins the files of version {wheel.version}, not {plugin.spec}",
-                "remove the sha256 table there to trust the other version on its first use",
+                "remove the hashes table there to trust the other version on its first use",
             )
 
 
