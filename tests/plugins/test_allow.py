@@ -179,3 +179,15 @@ def test_detect_writes_the_plugin_answer_into_a_profile(
     assert used.returncode == 0, used.stderr
     assert build_of(venv) == "910b"
     assert not (elsewhere / "cache" / "plugins").exists()
+
+
+def test_no_plugin_runs_for_a_sysroot(tmp_path: Path, index: str, venv: Path) -> None:
+    sysroot = tmp_path / "sysroot"
+    sysroot.mkdir()
+    done = install(
+        tmp_path, index, venv, "--sysroot", str(sysroot), "--allow-plugin", LOOKALIKE,
+        ASCEND_VARIANT_PROVIDER_FORCE_NPU_TYPE="910b",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert build_of(venv) == "null"
+    assert not (tmp_path / "cache" / "plugins").exists()

@@ -135,3 +135,20 @@ def test_the_environment_filter() -> None:
         "HOME": "/tmp/h",
         "TMPDIR": "/tmp/h",
     }
+
+
+def test_an_answer_is_kept_for_this_boot(plugin_venv: Path, tmp_path: Path) -> None:
+    from fitwheel.plugins.answers import cached_ask
+
+    plugin = _plugin(plugin_venv, LOOKALIKE)
+    env = _env(ASCEND_VARIANT_PROVIDER_FORCE_NPU_TYPE="910b")
+    first = cached_ask(plugin, env=env, timeout=30, refused=BUILTINS, directory=tmp_path)
+    assert first["ascend"]["npu_type"] == ("910b",)
+    # the same plugin on the same boot with the same variables: answered without running it
+    gone = PluginEnv(plugin.name, plugin.version, tmp_path / "no-python", {}, plugin.namespaces)
+    again = cached_ask(gone, env=env, timeout=30, refused=BUILTINS, directory=tmp_path)
+    assert again == first
+    # a variable it sees changed: asked again (and this interpreter does not exist)
+    other = _env(ASCEND_VARIANT_PROVIDER_FORCE_NPU_TYPE="310p")
+    with pytest.raises(PluginError, match="cannot run"):
+        cached_ask(gone, env=other, timeout=30, refused=BUILTINS, directory=tmp_path)

@@ -267,7 +267,11 @@ def plugin_environment(
         final = envs / _env_key(files)
         if not (final / MARKER).exists():
             shutil.rmtree(final, ignore_errors=True)
-            os.replace(work, final)
+            try:
+                os.replace(work, final)
+            except OSError:
+                if not (final / MARKER).exists():  # another run put the same one in place
+                    raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if not plugin.pins and record:
