@@ -39,6 +39,7 @@ __all__ = [
     "add_plugin_arguments",
     "add_python_argument",
     "add_target_arguments",
+    "plugins_wanted",
     "resolve_target",
     "sysroot_of",
     "sysroot_probe",
@@ -163,11 +164,21 @@ def _with_plugins(
 ) -> Profile:
     """This machine's profile with the answers of the plugins allowed to run here; a saved
     profile or a sysroot describes another machine, which no plugin probes."""
-    if description != "this machine":
+    if description != "this machine" or not plugins_wanted(args):
         return profile
     from fitwheel.cli._plugins import machine_profile
 
     return machine_profile(args, profile, cache_dir)
+
+
+def plugins_wanted(args: argparse.Namespace) -> bool:
+    """Whether any plugin may run: one allowed by a flag or the configuration, or named by the
+    lock being synced (checked without loading the plugin machinery)."""
+    if getattr(args, "allow_plugin", None) or getattr(args, "locked_plugins", (None,))[0]:
+        return True
+    from fitwheel.userconfig import plugin_allowances
+
+    return bool(plugin_allowances(os.environ))
 
 
 def _enabled(args: argparse.Namespace) -> frozenset[str] | bool:

@@ -101,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
             origin = "this machine"
         detection = detect(probe, use_cache=not args.no_cache)
         profile = detection.profile()
-        if not sysroot:  # a plugin probes the machine it runs on: this one only
+        from fitwheel.cli._targets import plugins_wanted
+
+        if not sysroot and plugins_wanted(args):  # a plugin probes the machine it runs on
             from fitwheel.cli._plugins import machine_profile
 
             profile = machine_profile(args, profile)
