@@ -48,6 +48,7 @@ def hostile_wheel(folder: Path, kind: str) -> Path:
         for c in (
             "Hang",
             "Exit",
+            "Crash",
             "Flood",
             "OtherNamespace",
             "BuiltinNamespace",

@@ -74,3 +74,13 @@ def test_first_use_records_the_hashes_and_keeps_the_rest(tmp_path: Path) -> None
     assert allowed.sha256 == {FILE: DIGEST}
     assert 'torch-backend = "cpu"' in config.read_text()
     assert record_plugin_pins({"FITWHEEL_CONFIG": "/dev/null"}, "x", "", {FILE: DIGEST}) is None
+
+
+def test_pins_of_another_version_are_the_users_to_remove() -> None:
+    from fitwheel.cli._plugins import Allowed, _check_spec
+    from fitwheel.plugins.errors import PluginError
+
+    pinned = Allowed("ascend-variant-provider", "==0.0.3", {FILE: DIGEST}, "config.toml [x]")
+    with pytest.raises(PluginError, match=r"pins the files of version 0\.0\.2, not ==0\.0\.3"):
+        _check_spec(pinned)
+    _check_spec(Allowed("ascend-variant-provider", ">=0.0.2", {FILE: DIGEST}, "config.toml [x]"))

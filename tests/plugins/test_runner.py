@@ -24,6 +24,7 @@ def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv = make_venv(root / "venv")
     unpack_into(venv, lookalike_wheel(root / "wheels"))
     for kind in (
+        "crash",
         "hang",
         "exit",
         "flood",
@@ -72,6 +73,7 @@ def test_a_refused_namespace_never_runs(plugin_venv: Path) -> None:
     [
         ("hang", "did not answer within 2 s"),
         ("exit", "exited with code 7 without an answer (it said: giving up)"),
+        ("crash", "it failed: RuntimeError: no device driver loaded"),
         ("flood", "printed more than 8 MiB"),
         ("othernamespace", "answered for namespace 'x86_64', not its own 'ascend'"),
         ("outofgrammar", "out of grammar"),

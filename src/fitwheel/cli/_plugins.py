@@ -100,13 +100,18 @@ def _env_key(files: Mapping[str, str]) -> str:
     return hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:32]
 
 
+def _venv_python(folder: Path) -> Path:
+    python = folder / "bin" / "python"
+    return python if python.exists() else folder / "Scripts" / "python.exe"
+
+
 def _load_marker(folder: Path) -> PluginEnv | None:
     try:
         data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
         return PluginEnv(
             str(data["name"]),
             str(data["version"]),
-            folder / "bin" / "python",
+            _venv_python(folder),
             {str(k): str(v) for k, v in data["files"].items()},
             {str(k): str(v) for k, v in data["namespaces"].items()},
             {str(k): str(v) for k, v in data.get("urls", {}).items()},
@@ -158,7 +163,7 @@ def _make_venv(folder: Path, what: str) -> Path:
     if not done.ok:
         said = (done.text(stream="stderr").strip() or done.text().strip())[-1000:]
         raise PluginError(what, f"cannot create its isolated environment in {folder}: {said}")
-    return folder / "bin" / "python"
+    return _venv_python(folder)
 
 
 def _install(

@@ -37,6 +37,12 @@ class Exit(_Base):
         os._exit(7)
 
 
+class Crash(_Base):
+    @classmethod
+    def get_supported_configs(cls):
+        raise RuntimeError("no device driver loaded")
+
+
 class Flood(_Base):
     @classmethod
     def get_supported_configs(cls):
