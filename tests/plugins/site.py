@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -93,7 +92,3 @@ def config_of(path: Path) -> dict[str, Any]:
     import tomllib
 
     return tomllib.loads(path.read_text()) if path.exists() else {}
-
-
-def dumps(data: Any) -> str:
-    return json.dumps(data)
