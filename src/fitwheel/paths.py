@@ -8,7 +8,8 @@ Cache root: ``--cache-dir``, else ``FITWHEEL_CACHE_DIR``, else the user cache fo
 has a fixed subfolder there (:class:`CacheLayout`): ``wheels`` (downloads, by sha256),
 ``unpacked`` (unpacked wheels), ``http`` (index pages), ``envs`` (interpreter answers),
 ``detect`` (the per-boot detection result), ``built`` (wheels and metadata built from source
-distributions, by the sdist's sha256) and ``remembered`` (remembered resolutions); beside them,
+distributions, by the sdist's sha256), ``remembered`` (remembered resolutions) and ``plugins``
+(the isolated environments of allowed variant provider plugins, and their answers); beside them,
 ``torch_backends.json`` is the torch backend table ``fitwheel torch refresh`` last wrote.
 
 The folders are the ones ``platformdirs`` gives ``fitwheel``. On Linux and the BSDs that is the
@@ -46,6 +47,7 @@ ENVS = "envs"
 DETECT = "detect"
 BUILT = "built"
 REMEMBERED = "remembered"
+PLUGINS = "plugins"
 #: the torch backend table ``fitwheel torch refresh`` wrote, at the cache root
 TORCH_BACKENDS = "torch_backends.json"
 
@@ -218,6 +220,12 @@ class CacheLayout:
         """Remembered resolutions, ``{key[:2]}/{key}.json`` (see
         :mod:`fitwheel.install.remembered`)."""
         return self.root / REMEMBERED
+
+    @property
+    def plugins(self) -> Path:
+        """Allowed variant provider plugins: ``envs/{key}/``, an isolated environment per set
+        of pinned files, and ``answers/``, their answers kept per boot."""
+        return self.root / PLUGINS
 
     def wheel_file(self, sha256: str, filename: str) -> str:
         """Where the downloaded wheel ``filename`` with that sha256 is kept."""

@@ -298,3 +298,130 @@ def write_setting(env: Mapping[str, str], level: str, key: str, value: str | Non
             + (" (the site level usually needs root; use --user)" if level == "site" else "")
         ) from None
     return path
+
+
+# -- [plugins]: the third-party variant provider plugins allowed to run ----------------------
+#
+# [plugins]
+# timeout = 30                                  # seconds (FITWHEEL_PLUGIN_TIMEOUT wins)
+# [plugins.allow.ascend-variant-provider]
+# version = "==0.0.2"                           # a version specifier (optional)
+# hashes = { "ascend_variant_provider-0.0.2-py3-none-any.whl" = "sha256:<hex>" }
+
+PLUGINS = "plugins"
+ENV_PLUGIN_TIMEOUT = "FITWHEEL_PLUGIN_TIMEOUT"
+DEFAULT_PLUGIN_TIMEOUT = 30.0
+
+
+class PluginAllowance(Frozen):
+    """One plugin allowed in a configuration file: its project name (normalised), version
+    specifier ("" for any), pinned files (``sha256``: file name -> sha256 hex digest) and the
+    table that says so."""
+
+    __slots__ = ("name", "origin", "sha256", "version")
+    name: str
+    version: str
+    sha256: Mapping[str, str]
+    origin: str
+
+    def __init__(self, name: str, version: str, sha256: Mapping[str, str], origin: str) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "sha256", dict(sha256))
+        object.__setattr__(self, "origin", origin)
+
+
+def _plugins_table(data: Mapping[str, Any], path: str) -> dict[str, Any]:
+    table = data.get(PLUGINS, {})
+    if not isinstance(table, dict):
+        raise ConfigFileError(f"{path}: [{PLUGINS}] must be a table")
+    return table
+
+
+def _allowance(name: str, raw: Any, path: str) -> PluginAllowance:
+    from fitwheel.variants.names import canonicalize_name
+
+    origin = f"{path} [{PLUGINS}.allow.{name}]"
+    if not isinstance(raw, dict):
+        raise ConfigFileError(f"{origin} must be a table")
+    unknown = sorted(set(raw) - {"version", "hashes"})
+    if unknown:
+        raise ConfigFileError(f"{origin}: unknown key {unknown[0]!r} (known: version, hashes)")
+    version = raw.get("version", "")
+    pins = raw.get("hashes", {})
+    if not isinstance(version, str):
+        raise ConfigFileError(f"{origin}: version must be a string such as '==0.0.2'")
+    digests = {}
+    for filename, value in pins.items() if isinstance(pins, dict) else [("", None)]:
+        digest = value.removeprefix("sha256:").lower() if isinstance(value, str) else ""
+        if not filename or len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+            raise ConfigFileError(
+                f'{origin}: hashes must be a table of file name = "sha256:<64 hex digits>"'
+            )
+        digests[filename] = digest
+    return PluginAllowance(canonicalize_name(name), version.strip(), digests, origin)
+
+
+def plugin_allowances(env: Mapping[str, str]) -> dict[str, PluginAllowance]:
+    """The plugins the files allow, by normalised name (site, then user on top)."""
+    out: dict[str, PluginAllowance] = {}
+    for path in config_paths(env).values():
+        allow = _plugins_table(_read(path), path).get("allow", {})
+        if not isinstance(allow, dict):
+            raise ConfigFileError(f"{path}: [{PLUGINS}.allow] must be a table")
+        for name, raw in allow.items():
+            found = _allowance(str(name), raw, path)
+            out[found.name] = found
+    return out
+
+
+def plugin_timeout(env: Mapping[str, str]) -> float:
+    """How long one plugin run may take: ``FITWHEEL_PLUGIN_TIMEOUT``, else ``[plugins]
+    timeout``, else 30 seconds."""
+    given: Any = env.get(ENV_PLUGIN_TIMEOUT, "").strip()
+    origin = ENV_PLUGIN_TIMEOUT
+    if not given:
+        for path in config_paths(env).values():
+            table = _plugins_table(_read(path), path)
+            if "timeout" in table:
+                given, origin = table["timeout"], f"{path} [{PLUGINS}] timeout"
+    if given == "" or given is None:
+        return DEFAULT_PLUGIN_TIMEOUT
+    try:
+        value = float(given)
+    except (TypeError, ValueError):
+        value = -1.0
+    if not value > 0:
+        raise ConfigFileError(
+            f"{origin}: the plugin time bound must be a positive number of seconds"
+        )
+    return value
+
+
+def record_plugin_pins(
+    env: Mapping[str, str], name: str, version: str, sha256: Mapping[str, str]
+) -> str | None:
+    """Write ``[plugins.allow.NAME]`` with ``version`` and the pinned files into the user file
+    (trust on first use); returns the path (None: ``FITWHEEL_CONFIG`` is the null device, so
+    there is no file to record them in)."""
+    import copy
+
+    from fitwheel.fs import atomic_write
+
+    path = config_paths(env)["user"]
+    if path == os.devnull:
+        return None
+    data = copy.deepcopy(_read(path))
+    allow = data.setdefault(PLUGINS, {}).setdefault("allow", {})
+    entry = {"version": version} if version else {}
+    entry["hashes"] = {k: f"sha256:{v}" for k, v in sorted(sha256.items())}  # type: ignore[assignment]
+    allow[name] = entry
+    from pathlib import Path
+
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, dumps_toml(data).encode("utf-8"))
+    except OSError as exc:
+        raise ConfigFileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path

@@ -43,9 +43,11 @@ if TYPE_CHECKING:
 __all__ = [
     "SYSROOT_ENV",
     "ResolvedTarget",
+    "add_plugin_arguments",
     "add_python_argument",
     "add_target_arguments",
     "other_machine",
+    "plugins_wanted",
     "resolve_target",
     "sysroot_of",
     "sysroot_probe",
@@ -93,6 +95,20 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         help="say the target supports this property, after what detection or the profile says "
         "for the same feature; no provider plugin runs for its namespace (repeatable; also the "
         "configuration file's [variant-properties] table)",
+    )
+    add_plugin_arguments(parser)
+
+
+def add_plugin_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--allow-plugin NAME[==VERSION]`` (see :mod:`fitwheel.cli._plugins`)."""
+    parser.add_argument(
+        "--allow-plugin",
+        action="append",
+        default=[],
+        metavar="NAME[==VERSION]",
+        help="allow the variant provider plugin NAME to run on this machine, in an isolated "
+        "environment, and answer for its namespace (repeatable; the hashes of its files are "
+        "recorded on first use, and a changed file is refused)",
     )
 
 
@@ -184,6 +200,31 @@ def with_static_answers(args: argparse.Namespace, profile: Profile) -> Profile:
     return profile
 
 
+# -- allowed variant provider plugins: this machine only ----------------------------------------
+
+
+def _with_plugins(
+    args: argparse.Namespace, profile: Profile, description: str, cache_dir: Path | None
+) -> Profile:
+    """This machine's profile with the answers of the plugins allowed to run here; a saved
+    profile or a sysroot describes another machine, which no plugin probes."""
+    if description != "this machine" or not plugins_wanted(args):
+        return profile
+    from fitwheel.cli._plugins import machine_profile
+
+    return machine_profile(args, profile, cache_dir)
+
+
+def plugins_wanted(args: argparse.Namespace) -> bool:
+    """Whether any plugin may run: one allowed by a flag or the configuration, or named by the
+    lock being synced (checked without loading the plugin machinery)."""
+    if getattr(args, "allow_plugin", None) or getattr(args, "locked_plugins", (None,))[0]:
+        return True
+    from fitwheel.userconfig import plugin_allowances
+
+    return bool(plugin_allowances(os.environ))
+
+
 def _enabled(args: argparse.Namespace) -> frozenset[str] | bool:
     if getattr(args, "enable_optional_all", False):
         return True
@@ -215,6 +256,7 @@ def resolve_target(args: argparse.Namespace, *, cache_dir: Path | None = None) -
 
     profile, description = _profile(args, cache_dir)
     profile = with_static_answers(args, profile)
+    profile = _with_plugins(args, profile, description, cache_dir)
     gpu_policy = getattr(args, "gpu_policy", None)
     target = target_from_profile(profile, gpu_policy=gpu_policy or "all")
     # What the profile leaves out of the environment is the running interpreter's (marker

@@ -43,6 +43,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="detect afresh; neither read nor write the cache"
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write the profile (JSON) to FILE")
+    from fitwheel.cli._targets import add_plugin_arguments
+
+    add_plugin_arguments(parser)
     parser.add_argument(
         "--check",
         action="append",
@@ -77,7 +80,14 @@ def run(args: argparse.Namespace) -> int:
         policy = parse_policy(policy)
 
     sysroot = args.sysroot or os.environ.get(ENV_SYSROOT) or None
-    plain = not (args.output or args.profile or sysroot or args.no_cache or args.variant_property)
+    plain = not (
+        args.output
+        or args.profile
+        or sysroot
+        or args.no_cache
+        or args.variant_property
+        or args.allow_plugin
+    )
     if plain:
         from fitwheel.paths import site_config_path
 
@@ -115,6 +125,12 @@ def run(args: argparse.Namespace) -> int:
     from fitwheel.cli._targets import with_static_answers
 
     profile = with_static_answers(args, profile)
+    from fitwheel.cli._targets import plugins_wanted
+
+    if origin == "this machine" and plugins_wanted(args):  # a plugin probes the machine it runs on
+        from fitwheel.cli._plugins import machine_profile
+
+        profile = machine_profile(args, profile)
 
     if policy.startswith("device="):
         from fitwheel.platform.policy import restrict_profile

@@ -11,8 +11,12 @@ from typing import TYPE_CHECKING, Any
 from fitwheel.errors import FitwheelError, UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from fitwheel.lock.document import Lock
     from fitwheel.lock.locking import LockOutcome
+    from fitwheel.lock.targets import LockTarget
+    from fitwheel.options import SourceOptions
     from fitwheel.torchbackend.settings import TorchSettings
 
 HELP = "Resolve for several targets and write one pylock.toml."
@@ -163,6 +167,20 @@ def _torch_settings(args: argparse.Namespace, previous: Lock | None, output: Pat
     return settings
 
 
+def _with_plugins(lock: Lock, targets: Sequence[LockTarget], sources: SourceOptions) -> Lock:
+    """The lock with the variant provider plugins whose answers the targets' profiles hold."""
+    from fitwheel.cli._plugins import locked_plugins, plugins_named
+
+    profiles = [t.profile for t in targets]
+    if not plugins_named(profiles):
+        return lock
+    import dataclasses
+    import os
+
+    plugins = locked_plugins(profiles, sources=sources, env=os.environ)
+    return dataclasses.replace(lock, plugins=plugins)
+
+
 def run(args: argparse.Namespace) -> int:
     from fitwheel.cli._lockhosts import lock_targets
     from fitwheel.lock.locking import LockRequest, diff_summary, run_lock
@@ -205,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
         torch=_torch_settings(args, previous, output),
     )
     outcome = run_lock(request, targets, None if args.upgrade else previous)
+    outcome.lock = _with_plugins(outcome.lock, targets, request.sources)
     from fitwheel.cli._reporting import reporter_for
 
     reporter = reporter_for(args)

@@ -130,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         placement=placement,
     )
     env = host_environment(request)
+    # the lock's plugins run here only where this host allows them, with the lock's files
+    args.locked_plugins = (lock.plugins, str(path))
     host = host_for(args, env, sources.cache_dir)
     from fitwheel.cli._reporting import reporter_for
 

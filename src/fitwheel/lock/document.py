@@ -16,7 +16,13 @@
 
     [tool.fitwheel]
     requirements, constraints, torch-index-url?,
-    targets = [{ name, marker, summary, ..., torch-backend?, torch-backend-requested? }]
+    targets = [{ name, marker, summary, ..., torch-backend?, torch-backend-requested?,
+                 answers? = { namespace = "plugin NAME==VERSION" or a static answer } }]
+    plugins = [{ name, version, namespaces, wheels = [{ name, url, path?, hashes }] }]
+
+``answers`` says, for each namespace no built-in provider answers, where the target's profile
+got its answer; ``plugins`` lists each variant provider plugin that answered (its files, so that
+``sync`` runs only those files, and ``bundle`` carries them).
 
 ``packages.marker`` holds plain PEP 508 markers only (PEP 825 keeps variant markers out of it):
 the targets using an entry, when their markers tell them from the others. Which build a host
@@ -137,6 +143,9 @@ class TargetRecord:
     #: what was asked for ("auto", or the backend named)
     torch_backend: str = ""
     torch_backend_requested: str = ""
+    #: namespace -> where the profile's answer came from, for each namespace no built-in
+    #: provider answers (a plugin, ``plugin NAME==VERSION``, or a static answer)
+    answers: Mapping[str, str] = field(default_factory=dict)
 
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -153,10 +162,40 @@ class TargetRecord:
             out["torch-backend"] = self.torch_backend
         if self.torch_backend_requested:
             out["torch-backend-requested"] = self.torch_backend_requested
+        if self.answers:
+            out["answers"] = dict(sorted(self.answers.items()))
         return out
 
     def describe(self) -> str:
         return f"{self.name} ({self.summary})"
+
+
+@dataclass(frozen=True, slots=True)
+class LockedPlugin:
+    """A variant provider plugin that answered for a target: its project, version, namespaces
+    and files (its own wheel and its requirements', each with its sha256)."""
+
+    name: str
+    version: str
+    wheels: tuple[LockedWheel, ...]
+    namespaces: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}=={self.version}"
+
+    @property
+    def sha256(self) -> dict[str, str]:
+        """file name -> sha256 of every file."""
+        return {w.filename: w.sha256 for w in self.wheels}
+
+    def to_toml(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "namespaces": list(self.namespaces),
+            "wheels": [w.to_toml() for w in self.wheels],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +209,8 @@ class Lock:
     source: str = "pylock.toml"
     #: the root of the per-backend indexes the torch projects came from (None: none did)
     torch_index_url: str | None = None
+    #: the variant provider plugins that answered for the targets
+    plugins: tuple[LockedPlugin, ...] = ()
 
     def torch_backend_requested(self) -> str | None:
         """The ``--torch-backend`` the lock was made with ("auto" or a backend), if any."""
@@ -189,6 +230,8 @@ class Lock:
         if self.torch_index_url:
             tool["torch-index-url"] = self.torch_index_url
         tool["targets"] = [t.to_toml() for t in self.targets]
+        if self.plugins:
+            tool["plugins"] = [p.to_toml() for p in self.plugins]
         out["tool"] = {"fitwheel": tool}
         return out
 
@@ -202,18 +245,17 @@ class Lock:
         return "; ".join(t.describe() for t in self.targets)
 
     def with_paths(self, paths: Mapping[str, str]) -> Lock:
-        """The same lock with ``path`` set on the wheels named in ``paths`` (filename -> path)."""
-        packages = tuple(
-            replace(
-                p,
-                wheels=tuple(
-                    replace(w, path=paths[w.filename]) if w.filename in paths else w
-                    for w in p.wheels
-                ),
+        """The same lock with ``path`` set on the wheels named in ``paths`` (filename -> path),
+        the plugins' included."""
+
+        def placed(wheels: tuple[LockedWheel, ...]) -> tuple[LockedWheel, ...]:
+            return tuple(
+                replace(w, path=paths[w.filename]) if w.filename in paths else w for w in wheels
             )
-            for p in self.packages
-        )
-        return replace(self, packages=packages)
+
+        packages = tuple(replace(p, wheels=placed(p.wheels)) for p in self.packages)
+        plugins = tuple(replace(p, wheels=placed(p.wheels)) for p in self.plugins)
+        return replace(self, packages=packages, plugins=plugins)
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -366,8 +408,48 @@ def _targets(raw: Any, source: str) -> tuple[TargetRecord, ...]:
                 _str(item, "profile-sha256", source, where, required=False) or "",
                 _str(item, "torch-backend", source, where, required=False) or "",
                 _str(item, "torch-backend-requested", source, where, required=False) or "",
+                _answers(item.get("answers"), source, f"{where}.answers"),
             )
         )
+    return tuple(out)
+
+
+def _answers(raw: Any, source: str, where: str) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or not all(isinstance(v, str) for v in raw.values()):
+        raise _fail(source, where, "must map namespaces to where their answer came from")
+    return {str(k): v for k, v in raw.items()}
+
+
+def _plugins(raw: Any, source: str) -> tuple[LockedPlugin, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise _fail(source, "tool.fitwheel.plugins", "must be an array of tables")
+    out = []
+    for i, item in enumerate(raw):
+        where = f"tool.fitwheel.plugins[{i}]"
+        if not isinstance(item, Mapping):
+            raise _fail(source, where, "must be a table")
+        name = _str(item, "name", source, where, required=True)
+        version = _str(item, "version", source, where, required=True)
+        where = f"{where} ({name} {version})"
+        raw_wheels = item.get("wheels")
+        if not isinstance(raw_wheels, list) or not raw_wheels:
+            raise _fail(source, where, "the plugin lists no wheels")
+        wheels = []
+        for w in raw_wheels:
+            filename = w.get("name") if isinstance(w, Mapping) else None
+            try:
+                parsed = WheelFilename.parse(str(filename))
+            except VariantError:
+                raise _fail(source, where, f"{filename!r} is not a wheel file name") from None
+            wheels.append(
+                _wheel(w, source, where, parsed.normalized_name, str(parsed.parsed_version))
+            )
+        namespaces = _strings(item.get("namespaces"), source, f"{where}.namespaces")
+        out.append(LockedPlugin(canonicalize_name(name), version, tuple(wheels), namespaces))
     return tuple(out)
 
 
@@ -414,6 +496,7 @@ def loads_lock(text: str, source: str) -> Lock:
         _strings(data.get("environments"), source, "environments"),
         source,
         _str(ours, "torch-index-url", source, "tool.fitwheel", required=False),
+        _plugins(ours.get("plugins"), source),
     )
 
 

@@ -53,6 +53,18 @@ def export(lock: Lock, host: Host, *, allow_fallback: bool = False) -> tuple[str
 Fetch = Callable[[Lock, Sequence[tuple[LockedPackage, LockedWheel]]], list[Path]]
 
 
+def plugin_files(lock: Lock) -> list[tuple[LockedPackage, LockedWheel]]:
+    """The files of the lock's plugins, each as an entry of its own project (a bundle carries
+    them, so that ``sync`` can run the plugins without a network)."""
+    out = []
+    for plugin in lock.plugins:
+        for wheel in plugin.wheels:
+            parsed = wheel.parsed
+            entry = LockedPackage(parsed.normalized_name, str(parsed.parsed_version), (wheel,))
+            out.append((entry, wheel))
+    return out
+
+
 def bundle(
     lock: Lock,
     hosts: Sequence[Host],
@@ -62,7 +74,8 @@ def bundle(
     allow_fallback: bool = False,
 ) -> tuple[Path, int]:
     """Write ``out``: ``pylock.toml`` (the lock, with ``path`` set on the bundled files), the
-    files of the targets ``hosts`` select, and a static simple index over them (``simple/``,
+    files of the targets ``hosts`` select and of the lock's plugins, and a static simple index
+    over them (``simple/``,
     ``files/``, built by ``index build``, with the variants files merged from the wheels).
     Returns the lock's path and the number of files.
 
@@ -78,6 +91,7 @@ def bundle(
     if out.exists() and any(out.iterdir()):
         raise InputError(f"{out} exists and is not empty: give a new folder for the bundle.")
     files = [chosen[name] for name in sorted(chosen)]
+    files += [item for item in plugin_files(lock) if item[1].filename not in chosen]
     paths = fetch(lock, files)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".bundle-", dir=out.parent) as tmp:

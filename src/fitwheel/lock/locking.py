@@ -54,6 +54,7 @@ from fitwheel.resolve.requirements import UserInput, collect, ignored
 from fitwheel.resolve.resolver import Resolution, resolve
 
 if TYPE_CHECKING:
+    from fitwheel.platform.profile import Profile
     from fitwheel.resolve.formats import FormatControl
     from fitwheel.torchbackend.routing import Router
     from fitwheel.torchbackend.settings import TorchSettings
@@ -461,6 +462,7 @@ def _build(
             t.source,
             hashlib.sha256(t.profile.dumps().encode()).hexdigest(),
             *_backend_of(router),
+            answers=answers_of(t.profile),
         )
         for t, router in zip(targets, routers, strict=True)
     )
@@ -476,6 +478,18 @@ def _build(
             None,
         ),
     )
+
+
+def answers_of(profile: Profile) -> dict[str, str]:
+    """Where the profile's answer came from, for each namespace no built-in provider answers
+    (a plugin's, or a static answer)."""
+    from fitwheel.platform.detect import PROVIDER_MODULES
+
+    return {
+        ns: source
+        for ns, source in profile.sources.items()
+        if ns not in PROVIDER_MODULES and ns in profile.properties
+    }
 
 
 def _backend_of(router: Router | None) -> tuple[str, str]:
