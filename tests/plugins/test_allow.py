@@ -191,3 +191,17 @@ def test_no_plugin_runs_for_a_sysroot(tmp_path: Path, index: str, venv: Path) ->
     assert done.returncode == 0, done.stderr
     assert build_of(venv) == "null"
     assert not (tmp_path / "cache" / "plugins").exists()
+
+
+def test_a_plugin_no_index_has_is_named_as_the_plugin(
+    tmp_path: Path, index: str, venv: Path
+) -> None:
+    before = snapshot(venv)
+    done = install(tmp_path, index, venv, "--allow-plugin", "no-such-provider")
+    assert done.returncode == 1
+    assert "variant provider plugin no-such-provider: cannot be installed into its isolated" in (
+        done.stderr
+    )
+    assert "not on any index searched" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert snapshot(venv) == before

@@ -171,7 +171,7 @@ def _install(
 ) -> dict[str, tuple[str, str, str]]:
     """Install the plugin into ``python``'s environment; file name -> (sha256, version of its
     project, URL), the plugin's own first."""
-    from fitwheel.errors import IntegrityError
+    from fitwheel.errors import FitwheelError, IntegrityError
     from fitwheel.install.request import InstallRequest
     from fitwheel.install.workflow import run_install
 
@@ -193,6 +193,13 @@ def _install(
             outcome = run_install(request, target=None, profile=None)
         except IntegrityError as exc:
             raise _changed(plugin, str(exc)) from None
+        except FitwheelError as exc:
+            raise PluginError(
+                plugin.name,
+                f"cannot be installed into its isolated environment: {exc}",
+                "nothing was installed; check the plugin's name and version and the indexes in "
+                "use, or stop allowing it (remove --allow-plugin, or its [plugins.allow] table)",
+            ) from None
     out: dict[str, tuple[str, str, str]] = {}
     for item in sorted(outcome.planned, key=lambda p: p.candidate.name != plugin.name):
         if item.downloaded is None or item.sha256 is None:
