@@ -1,6 +1,8 @@
 """The build stage of an install: source distributions (pinned by the resolver, or given as
-local paths) built into wheels by one :class:`fitwheel.sdist.builder.SourceBuilder`, whose
-build environments are filled by a nested install (``install_requirements``)."""
+local paths, URLs or version-control URLs) built into wheels by one
+:class:`fitwheel.sdist.builder.SourceBuilder`, whose build environments are filled by a nested
+install (``install_requirements``). What the user gave directly is fetched and built before
+resolution (:func:`build_local_sources`), each wheel with its PEP 610 record."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from fitwheel.errors import FitwheelError
 from fitwheel.install.fetch.download import Downloaded, DownloadItem
 from fitwheel.integrity import HashRequiredError
 from fitwheel.reporter import Reporter
-from fitwheel.resolve.requirements import UserInput, UserRequirement
+from fitwheel.resolve.requirements import UserInput
 
 if TYPE_CHECKING:
     from packaging.utils import NormalizedName
@@ -59,8 +61,9 @@ class SourceBuilds:
         self.require_hashes = require_hashes
         self.reporter = reporter
         self._builder: SourceBuilder | None = None
-        #: a wheel built from a local source tree or sdist file -> (that path, its key)
-        self.origins: dict[Path, tuple[Path, str]] = {}
+        #: a wheel given directly or built from what was (a path, a URL, a checkout) -> its
+        #: PEP 610 record
+        self.origins: dict[Path, dict[str, object]] = {}
         #: --hash pins by project: an sdist is checked against them before any of its code runs
         self.pinned: dict[NormalizedName, Mapping[str, frozenset[str]]] = {}
         self._downloads: dict[tuple[str, str], Downloaded] = {}
@@ -148,58 +151,32 @@ class SourceBuilds:
 
 
 def build_local_sources(user: UserInput, sources: SourceBuilds) -> UserInput:
-    """Local source trees and sdist files, built into wheels that stand in for them."""
-    if not any(item.source_path is not None for item in user.requirements):
+    """Local source trees and sdist files, archive URLs and version-control checkouts, built
+    (or fetched) into wheels that stand in for them; a requirement whose marker does not apply
+    to the target is left out, as pip leaves it."""
+    if not any(i.source_path is not None or i.direct is not None for i in user.requirements):
         return user
+    from fitwheel.install.direct import prepare_direct
+    from fitwheel.install.localbuild import build_source
+
     out = UserInput(constraints=user.constraints)
     out.files = user.files
+    out.options = user.options
+    out.pending = user.pending
+    markers = {**sources.env.markers, "extra": ""}
     for item in user.requirements:
-        out.requirements.append(
-            item if item.source_path is None else _build_local(item, item.source_path, sources)
-        )
+        marker = item.requirement.marker
+        if (item.source_path or item.direct) and marker and not marker.evaluate(markers):
+            sources.reporter.notice(
+                f"fitwheel: ignoring {item.origin}: the marker {marker} does not apply here"
+            )
+            continue
+        if item.direct is not None:
+            item = prepare_direct(item, item.direct, sources)
+        elif item.source_path is not None:
+            item = build_source(item, item.source_path, sources)
+        out.requirements.append(item)
     return out
-
-
-def _build_local(item: UserRequirement, path: Path, sources: SourceBuilds) -> UserRequirement:
-    """The requirement on the wheel built from the local source tree or sdist file ``path``."""
-    from packaging.requirements import Requirement
-
-    from fitwheel.integrity import file_sha256
-    from fitwheel.sdist.builder import source_key
-    from fitwheel.variants.filenames import WheelFilename
-
-    key = source_key(path) if path.is_dir() else file_sha256(path)
-    if item.editable:
-        wheel = sources.builder().editable(path, key, f"{path} (editable)")
-        parsed = WheelFilename.parse(wheel.name)
-        sources.origins[wheel.resolve()] = (path, "editable")
-        return UserRequirement(
-            Requirement(f"{parsed.name}=={parsed.version}"),
-            {},
-            wheel.resolve(),
-            item.origin,
-            source_path=path,
-            editable=True,
-        )
-    if item.hashes and not path.is_dir():
-        # --hash pins on a local sdist are checked as on any download
-        checked = DownloadItem(path.name, path.as_uri(), item.hashes)
-        sources.fetcher.downloader.fetch(checked)
-    wheel = sources.builder().wheel(path, key, str(path))
-    parsed = WheelFilename.parse(wheel.name)
-    if not path.is_dir() and parsed.normalized_name != item.name:
-        raise FitwheelError(
-            f"{path} built {wheel.name}, which is not {item.requirement}: the sdist's "
-            "filename and its metadata disagree."
-        )
-    sources.origins[wheel.resolve()] = (path, key)
-    return UserRequirement(
-        Requirement(f"{parsed.name}=={parsed.version}"),
-        {},
-        wheel.resolve(),
-        item.origin,
-        source_path=path,
-    )
 
 
 def _check_built(cand: Candidate, wheel: Path) -> None:
