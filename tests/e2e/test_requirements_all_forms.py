@@ -55,7 +55,8 @@ def _flit_project(folder: Path, name: str, version: str, **extra: str) -> Path:
         pyproject = folder / "pyproject.toml"
         table = "".join(f'{k} = ["{v}"]\n' for k, v in extra.items())
         text = pyproject.read_text().replace(
-            "\n[tool.flit.module]", f"\n[project.optional-dependencies]\n{table}\n[tool.flit.module]"
+            "\n[tool.flit.module]",
+            f"\n[project.optional-dependencies]\n{table}\n[tool.flit.module]",
         )
         pyproject.write_text(text)
     return folder
@@ -83,7 +84,9 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     except BackendsUnavailable as exc:
         pytest.skip(str(exc))
     root = tmp_path_factory.mktemp("forms")
-    main, extra, links, files, local = (root / n for n in ("main", "extra", "links", "files", "local"))
+    main, extra, links, files, local = (
+        root / n for n in ("main", "extra", "links", "files", "local")
+    )
     for wheel in backends.glob("*.whl"):
         main.mkdir(exist_ok=True)
         shutil.copy(wheel, main / wheel.name)
@@ -94,10 +97,10 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     make_wheel(extra, "from-extra", "1.0", requires=["dep-a"])
     make_wheel(links, "from-links", "1.0")
     make_wheel(files, "url-wheel", "1.0")
-    make_sdist(files, "url-sdist", "1.0", backend="flit")
+    make_sdist(files, "url-sdist", "1.0", backend="flit", fmt="zip")
     make_wheel(local, "wheel-path", "1.0")
     make_wheel(local, "file-wheel", "1.0")
-    make_sdist(local, "file-sdist", "1.0", backend="flit", requires=["dep-a"])
+    make_sdist(local, "file-sdist", "1.0", backend="flit", requires=["dep-a"], fmt="zip")
     project = root / "project"
     _flit_project(project / "proj", "editable-proj", "1.0", extra="extra-dep")
     repo, tagged = _git_repository(root)
@@ -121,12 +124,12 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             "-f ./links\n"
             "-r more.txt\n"
             "-e ./proj[extra]\n"
-            f"file-sdist @ {(local / 'file_sdist-1.0.tar.gz').as_uri()}\n"
+            f"file-sdist @ {(local / 'file_sdist-1.0.zip').as_uri()}\n"
             f"file-wheel @ {file_wheel.as_uri()}#sha256={sha256_of(file_wheel)}\n"
             f"{local / 'wheel_path-1.0-py3-none-any.whl'}\n"
             f"git+{repo.as_uri()}@v1.0#egg=vcs-proj&subdirectory=pkg\n"
             f"url-wheel @ {files_url}/url_wheel-1.0-py3-none-any.whl\n"
-            f"{files_url}/url_sdist-1.0.tar.gz#egg=url-sdist\n"
+            f"{files_url}/url_sdist-1.0.zip#egg=url-sdist\n"
             "from-links\n"
         )
         wheel_path = local / "wheel_path-1.0-py3-none-any.whl"
@@ -206,8 +209,9 @@ def test_every_form_installs_what_pip_installs(setup: dict[str, Any]) -> None:
     repo, tagged = setup["repo"], setup["tagged"]
     assert f"vcs-proj @ git+{repo.as_uri()}@{tagged}#subdirectory=pkg" in frozen.stdout
     record = json.loads(
-        next(ours.glob("lib/python*/site-packages/vcs_proj-1.0.dist-info/direct_url.json"))
-        .read_text()
+        next(
+            ours.glob("lib/python*/site-packages/vcs_proj-1.0.dist-info/direct_url.json")
+        ).read_text()
     )
     assert record["vcs_info"] == {"vcs": "git", "commit_id": tagged, "requested_revision": "v1.0"}
 
