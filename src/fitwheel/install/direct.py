@@ -42,7 +42,7 @@ from fitwheel.resolve.requirements import PLACEHOLDER, UserRequirement, named_li
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from fitwheel.install.building import SourceBuilds
+    from fitwheel.install.sourcebuilds import SourceBuilds
 
 
 def prepare_direct(

@@ -12,7 +12,7 @@ from fitwheel.integrity import HashRequiredError
 from fitwheel.resolve.requirements import UserRequirement
 
 if TYPE_CHECKING:
-    from fitwheel.install.building import SourceBuilds
+    from fitwheel.install.sourcebuilds import SourceBuilds
 
 
 def build_source(

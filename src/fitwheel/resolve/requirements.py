@@ -232,6 +232,16 @@ def _direct(line: RequirementLine, form: Url | Vcs) -> UserRequirement | None:
     )
 
 
+def _fragment_hash(url: str) -> bool:
+    """Whether ``url`` pins its file's hash (``#sha256=...``)."""
+    from urllib.parse import urlsplit
+
+    return any(
+        part.split("=", 1)[0].lower() in ("sha256", "sha384", "sha512", "md5", "sha1", "sha224")
+        for part in urlsplit(url).fragment.split("&")
+    )
+
+
 def _acted_on(line: RequirementLine) -> UserRequirement | None:
     """The requirement the install acts on, or None where it does not act on this form yet."""
     form = line.form
@@ -239,6 +249,10 @@ def _acted_on(line: RequirementLine) -> UserRequirement | None:
         return None
     if isinstance(form, Named):
         return UserRequirement(form.requirement, line.hashes, None, line.origin, line.variant)
+    if isinstance(form, Url) and form.is_file and not _fragment_hash(form.url):
+        path = file_url_path(form.url)
+        if not path.is_dir():  # a local file, as a path to it is (a folder keeps its URL)
+            form = LocalPath(path, form.name, form.extras, form.marker)
     if isinstance(form, Url | Vcs):
         return _direct(line, form)
     from fitwheel.variants.filenames import SDIST_SUFFIXES
