@@ -96,6 +96,9 @@ def _archive(item: UserRequirement, form: Url, sources: SourceBuilds) -> UserReq
             return build_source(item, tree, sources, record=record, what=shown)
     else:
         path = None
+        session = sources.fetcher.downloader.session
+        if session is not None:  # the URL's credentials go with the request, not the record
+            url = session.add_credentials(url)
     filename = path.name if path is not None else _filename(form, item.origin)
     # the --hash pins where there are any (then the fragment is checked too), else the fragment
     hashes = dict(item.hashes) if item.hashes else fragment
