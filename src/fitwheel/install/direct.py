@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from fitwheel.errors import FitwheelError, InputError
 from fitwheel.index.auth import redact, split_credentials
-from fitwheel.install.fetch.download import DownloadItem
+from fitwheel.install.fetch.download import Downloaded, DownloadItem
 from fitwheel.install.localbuild import build_source
 from fitwheel.install.place.directurl import (
     archive_record,
@@ -103,7 +103,7 @@ def _archive(item: UserRequirement, form: Url, sources: SourceBuilds) -> UserReq
     # the --hash pins where there are any (then the fragment is checked too), else the fragment
     hashes = dict(item.hashes) if item.hashes else fragment
     download = DownloadItem(filename, path.as_uri() if path is not None else url, hashes)
-    done = sources.fetcher.downloader.fetch(download, sources.fetcher.reporter)
+    done = _fetch(download, sources, shown)
     if fragment and item.hashes:
         _check(fragment, done.sha256, done.path, shown, item.origin)
     record = archive_record(url, done.sha256)
@@ -117,6 +117,27 @@ def _archive(item: UserRequirement, form: Url, sources: SourceBuilds) -> UserReq
         record=record,
         what=f"{shown} ({item.origin})",
     )
+
+
+def _fetch(download: DownloadItem, sources: SourceBuilds, shown: str) -> Downloaded:
+    """The archive, downloaded (or read in place) and checked; a failure says what to fix in
+    the requirement."""
+    from fitwheel.errors import NetworkError
+    from fitwheel.integrity import HashMismatchError
+
+    try:
+        return sources.fetcher.downloader.fetch(download, sources.fetcher.reporter)
+    except HashMismatchError as exc:
+        said = str(exc).split(", so fitwheel refuses it")[0]
+        raise HashMismatchError(
+            f"{said}: fix the hash the requirement pins (#sha256= or --hash), or its URL. "
+            "Nothing was installed."
+        ) from None
+    except NetworkError as exc:
+        said = str(exc).split(": check the index URL")[0].rstrip(".")
+        raise NetworkError(
+            f"cannot download {shown}: {said}: check the URL in the requirement."
+        ) from None
 
 
 def _check(
