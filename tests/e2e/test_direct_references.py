@@ -194,3 +194,22 @@ def test_a_failing_reference_names_its_line_and_changes_nothing(
     assert done.returncode == 1, done.stderr
     assert f"{req}:2" in done.stderr and words in done.stderr
     assert snapshot(venv) == before
+
+
+def test_a_commits_build_is_cached_and_needs_no_git_again(
+    setup: dict[str, Any], tmp_path: Path
+) -> None:
+    line = f"vcs-proj @ git+{setup['repo'].as_uri()}@{setup['tagged']}#subdirectory=pkg"
+    cache = tmp_path / "cache"
+    first = install(setup, make_venv(tmp_path / "one"), "--cache-dir", str(cache), line)
+    assert first.returncode == 0, first.stderr
+    assert "building a wheel" in first.stderr
+    env_path = setup["env"]["PATH"]
+    setup["env"]["PATH"] = str(tmp_path)  # no git at all
+    try:
+        second = install(setup, make_venv(tmp_path / "two"), "--cache-dir", str(cache), line)
+    finally:
+        setup["env"]["PATH"] = env_path
+    assert second.returncode == 0, second.stderr
+    assert "building" not in second.stderr
+    assert _installed(tmp_path / "two") == {"vcs-proj": "1.0"}

@@ -64,6 +64,16 @@ def prepare_direct(
         raise placed from None
 
 
+def _shown(url: str) -> str:
+    """``url`` as messages show it: a password as ``****``, and a user name given alone (a token
+    often is) too, but for git's well-known ``git@``."""
+    parts = urlsplit(url)
+    if parts.username is not None and parts.password is None and parts.username != "git":
+        host = parts.netloc.rsplit("@", 1)[1]
+        return urlunsplit(parts._replace(netloc=f"****@{host}"))
+    return redact(url)
+
+
 def _without_fragment(url: str) -> str:
     return urlunsplit(urlsplit(url)._replace(fragment=""))
 
@@ -77,7 +87,7 @@ def _fragment_hashes(form: Url, origin: str) -> dict[str, frozenset[str]]:
             out[key.lower()] = frozenset({value.lower()})
         elif sep and key.lower() in ("md5", "sha1", "sha224"):
             raise InputError(
-                f"{origin}: {redact(form.url)} pins a {key} hash, which fitwheel does not "
+                f"{origin}: {_shown(form.url)} pins a {key} hash, which fitwheel does not "
                 "check: pin its sha256 (#sha256=HEX or --hash=sha256:HEX)."
             )
     return out
@@ -86,7 +96,7 @@ def _fragment_hashes(form: Url, origin: str) -> dict[str, frozenset[str]]:
 def _archive(item: UserRequirement, form: Url, sources: SourceBuilds) -> UserRequirement:
     url = _without_fragment(form.url)
     fragment = _fragment_hashes(form, item.origin)
-    shown = redact(url)
+    shown = _shown(url)
     if form.is_file:
         path = file_url_path(url)
         if path.is_dir():
@@ -160,7 +170,7 @@ def _filename(form: Url, origin: str) -> str:
     name = url_filename(form.url)
     if not name:
         raise InputError(
-            f"{origin}: {redact(form.url)} names no file (its path ends in a folder): name the "
+            f"{origin}: {_shown(form.url)} names no file (its path ends in a folder): name the "
             "wheel or sdist itself."
         )
     return name
@@ -214,9 +224,9 @@ def _inside(root: Path, subdirectory: str | None, shown: str, origin: str) -> Pa
 
 
 def _vcs(item: UserRequirement, form: Vcs, sources: SourceBuilds) -> UserRequirement:
-    from fitwheel.sdist.vcs import checkout, refuse_other
+    from fitwheel.sdist.vcs import checkout, is_commit, refuse_other
 
-    shown = redact(form.repository)
+    shown = _shown(form.repository)
     where = f"{item.origin}: {form.vcs}+{shown}"
     if form.vcs != "git":
         refuse_other(form.vcs, where)
@@ -231,16 +241,29 @@ def _vcs(item: UserRequirement, form: Vcs, sources: SourceBuilds) -> UserRequire
     work = Path(tempfile.mkdtemp(prefix="fitwheel-vcs-"))
     try:
         dest = work / "checkout"
+        if is_commit(form.revision) and form.revision is not None:
+            # a whole commit id: a wheel built from it before needs no checkout at all (the
+            # build below finds it in the cache and never reads the folder)
+            commit = form.revision.lower()
+            if sources.builder().cached_wheel(_build_key(form, commit)) is not None:
+                record = vcs_record(form.vcs, form.repository, commit, commit, form.subdirectory)
+                key = _build_key(form, commit)
+                return build_source(item, dest, sources, key=key, record=record, what=where)
         commit = checkout(form.repository, form.revision, dest, shown=where, env=sources.environ)
         tree = _inside(dest, form.subdirectory, where, item.origin)
-        key = hashlib.sha256(
-            f"{form.vcs}\0{split_credentials(form.repository)[0]}\0{commit}\0"
-            f"{form.subdirectory or ''}".encode()
-        ).hexdigest()
         record = vcs_record(form.vcs, form.repository, commit, form.revision, form.subdirectory)
+        key = _build_key(form, commit)
         return build_source(item, tree, sources, key=key, record=record, what=where)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _build_key(form: Vcs, commit: str) -> str:
+    """What a checkout's build is cached under: the repository (without credentials), the
+    commit and the subdirectory."""
+    repository = split_credentials(form.repository)[0]
+    text = f"{form.vcs}\0{repository}\0{commit}\0{form.subdirectory or ''}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _editable_vcs(
@@ -258,11 +281,13 @@ def _editable_vcs(
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=src))
     try:
         checkout(form.repository, form.revision, staging / "tree", shown=where, env=sources.environ)
+        tree = _inside(staging / "tree", form.subdirectory, where, item.origin)
+        # the subdirectory is checked before an earlier checkout there is replaced
         if dest.exists():
             shutil.rmtree(dest)
         (staging / "tree").replace(dest)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    tree = _inside(dest, form.subdirectory, where, item.origin)
+    tree = dest / form.subdirectory if form.subdirectory else dest
     record = direct_url_record(tree, editable=True)
     return build_source(item, tree, sources, record=record, what=where)
