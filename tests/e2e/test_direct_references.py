@@ -26,7 +26,7 @@ from tests.kit import (
     make_venv,
     make_wheel,
     serve,
-    snapshot as whole_snapshot,
+    snapshot,
 )
 
 FITWHEEL = [sys.executable, "-m", "fitwheel"]
@@ -34,9 +34,9 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git (
 SECRET = "s3cr3t-token"
 
 
-def snapshot(venv: Path) -> dict[str, str]:
+def env_files(venv: Path) -> dict[str, str]:
     """The environment's files, without the lock file an install takes."""
-    return {k: v for k, v in whole_snapshot(venv).items() if not k.startswith(".fitwheel")}
+    return {k: v for k, v in snapshot(venv).items() if not k.startswith(".fitwheel")}
 
 
 @pytest.fixture(scope="module")
@@ -160,14 +160,14 @@ def test_a_direct_reference_is_its_projects_only_candidate(
     setup: dict[str, Any], tmp_path: Path
 ) -> None:
     venv = make_venv(tmp_path / "venv")
-    before = snapshot(venv)
+    before = env_files(venv)
     req = requirements(
         tmp_path, f"dep @ {setup['files']}/dep-1.0-py3-none-any.whl\nneeds-new-dep\n"
     )
     done = install(setup, venv, "-r", str(req))
     assert done.returncode == 1
     assert "dep" in done.stderr and "needs-new-dep" in done.stderr
-    assert snapshot(venv) == before
+    assert env_files(venv) == before
 
 
 @pytest.mark.parametrize(
@@ -183,7 +183,7 @@ def test_a_failing_reference_names_its_line_and_changes_nothing(
     setup: dict[str, Any], tmp_path: Path, line: str, words: str
 ) -> None:
     venv = make_venv(tmp_path / "venv")
-    before = snapshot(venv)
+    before = env_files(venv)
     req = requirements(tmp_path, "extra-dep\n" + line.format(files=setup["files"]) + "\n")
     env_path = setup["env"]["PATH"]
     setup["env"]["PATH"] = str(Path(sys.executable).parent) + ":" + "/usr/bin:/bin"
@@ -193,7 +193,7 @@ def test_a_failing_reference_names_its_line_and_changes_nothing(
         setup["env"]["PATH"] = env_path
     assert done.returncode == 1, done.stderr
     assert f"{req}:2" in done.stderr and words in done.stderr
-    assert snapshot(venv) == before
+    assert env_files(venv) == before
 
 
 def test_a_commits_build_is_cached_and_needs_no_git_again(

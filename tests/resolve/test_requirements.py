@@ -104,7 +104,7 @@ def test_direct_forms_are_acted_on(tmp_path: Path, line: str, name: str, kind: s
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
     path = tmp_path / "r.txt"
     path.write_text(f"ok\n{line}\n")
-    user = collect([], files=[str(path)])
+    user = collect([], files=[str(path)], direct=True)
     assert not user.pending
     item = user.requirements[1]
     assert str(item.requirement).split(";")[0].strip() == name
@@ -115,6 +115,10 @@ def test_direct_forms_are_acted_on(tmp_path: Path, line: str, name: str, kind: s
         assert isinstance(item.direct, Url)
     else:
         assert isinstance(item.direct, Vcs) and item.direct.vcs == kind
+    if kind != "folder":  # a command that installs nothing takes no direct reference
+        with pytest.raises(RequirementError, match="direct reference") as info:
+            collect([], files=[str(path)])
+        assert f"{path}:2" in str(info.value)
 
 
 @pytest.mark.parametrize(

@@ -242,8 +242,9 @@ def _fragment_hash(url: str) -> bool:
     )
 
 
-def _acted_on(line: RequirementLine) -> UserRequirement | None:
-    """The requirement the install acts on, or None where it does not act on this form yet."""
+def _acted_on(line: RequirementLine, direct: bool) -> UserRequirement | None:
+    """The requirement the command acts on, or None where it does not act on this form (yet);
+    ``direct``: archive and version-control URLs are acted on."""
     form = line.form
     if line.config_settings:
         return None
@@ -254,7 +255,7 @@ def _acted_on(line: RequirementLine) -> UserRequirement | None:
         if not path.is_dir():  # a local file, as a path to it is (a folder keeps its URL)
             form = LocalPath(path, form.name, form.extras, form.marker)
     if isinstance(form, Url | Vcs):
-        return _direct(line, form)
+        return _direct(line, form) if direct else None
     from fitwheel.variants.filenames import SDIST_SUFFIXES
 
     lower = form.path.name.lower()
@@ -281,6 +282,13 @@ def _reason(line: RequirementLine) -> str:
         return (
             f"{where}: --config-settings is not passed to build backends yet; build the "
             "project into a wheel and name the wheel."
+        )
+    if isinstance(form, Url | Vcs):
+        what = "a repository" if isinstance(form, Vcs) else "an archive URL"
+        return (
+            f"{where}: {what} is a direct reference, which `fitwheel install` installs but this "
+            "command does not take: publish the project to an index or a find-links folder, "
+            "and name it."
         )
     if line.editable:
         return f"{where}: an editable install takes a project folder, not an archive."
@@ -324,11 +332,14 @@ def collect(
     read: Reader = read_local,
     env: Mapping[str, str] | None = None,
     allow_pending: bool = False,
+    direct: bool = False,
 ) -> UserInput:
     """What the command line and the requirements files ask for. ``read`` reads requirements
     files (by path or URL), ``env`` expands ``${NAME}`` in them (``os.environ`` by default).
-    Unless ``allow_pending``, a requirement the install does not act on yet is refused, with
-    the reasons :func:`unsupported` gives."""
+    With ``direct`` (what ``install`` passes) archive and version-control URLs are acted on
+    (:attr:`UserRequirement.direct`); otherwise they are pending. Unless ``allow_pending``, a
+    requirement the command does not act on is refused, with the reasons :func:`unsupported`
+    gives."""
     out = UserInput()
     lines: list[RequirementLine] = []
     cwd = Path.cwd()
@@ -355,7 +366,7 @@ def collect(
             raise RequirementError(
                 f"{line.origin}: a constraint names a version range only, not extras or files."
             )
-        item = _acted_on(line)
+        item = _acted_on(line, direct)
         if item is None:
             out.pending.append(line)
         else:
