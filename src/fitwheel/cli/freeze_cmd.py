@@ -94,7 +94,10 @@ def _git_requirement(dist: Installed, location: Path) -> str | None:
     head = head_of(root, os.environ)
     if head is None:
         return None
+    from fitwheel.install.place.directurl import record_url
+
     remote, commit = head
+    remote = record_url(remote, vcs="git")  # a clone keeps the credentials it was given
     if not remote.lower().startswith("git:"):
         remote = f"git+{remote}"
     line = f"{remote}@{commit}#egg={dist.name.replace('-', '_')}"
