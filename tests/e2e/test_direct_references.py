@@ -78,20 +78,28 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def fitwheel(
-    setup: dict[str, Any], *args: str, cwd: Path | None = None
+    setup: dict[str, Any],
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """``fitwheel ARGS`` in the setup's environment (``env`` overrides some variables)."""
     return subprocess.run(
-        [*FITWHEEL, *args], capture_output=True, text=True, env=setup["env"],
+        [*FITWHEEL, *args], capture_output=True, text=True, env={**setup["env"], **(env or {})},
         cwd=cwd or setup["root"], timeout=300,
     )  # fmt: skip
 
 
 def install(
-    setup: dict[str, Any], venv: Path, *args: str, cwd: Path | None = None
+    setup: dict[str, Any],
+    venv: Path,
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     return fitwheel(
         setup, "install", "--python", str(venv), "--no-variants", "-i", setup["index"],
-        "--cache-dir", str(setup["root"] / "cache"), *args, cwd=cwd,
+        "--cache-dir", str(setup["root"] / "cache"), *args, cwd=cwd, env=env,
     )  # fmt: skip
 
 
@@ -185,12 +193,7 @@ def test_a_failing_reference_names_its_line_and_changes_nothing(
     venv = make_venv(tmp_path / "venv")
     before = env_files(venv)
     req = requirements(tmp_path, "extra-dep\n" + line.format(files=setup["files"]) + "\n")
-    env_path = setup["env"]["PATH"]
-    setup["env"]["PATH"] = str(Path(sys.executable).parent) + ":" + "/usr/bin:/bin"
-    try:
-        done = install(setup, venv, "-r", str(req))
-    finally:
-        setup["env"]["PATH"] = env_path
+    done = install(setup, venv, "-r", str(req))
     assert done.returncode == 1, done.stderr
     assert f"{req}:2" in done.stderr and words in done.stderr
     assert env_files(venv) == before
@@ -204,12 +207,10 @@ def test_a_commits_build_is_cached_and_needs_no_git_again(
     first = install(setup, make_venv(tmp_path / "one"), "--cache-dir", str(cache), line)
     assert first.returncode == 0, first.stderr
     assert "building a wheel" in first.stderr
-    env_path = setup["env"]["PATH"]
-    setup["env"]["PATH"] = str(tmp_path)  # no git at all
-    try:
-        second = install(setup, make_venv(tmp_path / "two"), "--cache-dir", str(cache), line)
-    finally:
-        setup["env"]["PATH"] = env_path
+    no_git = {"PATH": str(tmp_path)}
+    second = install(
+        setup, make_venv(tmp_path / "two"), "--cache-dir", str(cache), line, env=no_git
+    )
     assert second.returncode == 0, second.stderr
     assert "building" not in second.stderr
     assert _installed(tmp_path / "two") == {"vcs-proj": "1.0"}
