@@ -19,8 +19,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# nginx serves the built static index in the publishing tests (plain static hosting, as in production).
+# nginx serves the built static index in the publishing tests (plain static hosting, as in production);
+# git makes and checks out the repositories of the version-control requirement tests.
 system-deps:
+	@if ! command -v git >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git >/dev/null; \
+		else echo "git not installed and cannot install it: the version-control tests will be skipped"; fi; \
+	fi
 	@if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; \

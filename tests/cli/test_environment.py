@@ -1,6 +1,7 @@
 """``fitwheel uninstall``, ``list``, ``freeze``, ``show`` and ``check`` on real virtual
 environments, variant installs included."""
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -231,7 +232,9 @@ def test_an_egg_info_install_is_listed_and_its_uninstall_refused(venv: Path, whe
     assert user_files(venv) == before
 
 
-def test_freeze_writes_a_local_wheel_install_as_its_path(venv: Path, wheels: Path) -> None:
+def test_freeze_writes_a_local_wheel_install_as_pip_does(venv: Path, wheels: Path) -> None:
     (wheel,) = (wheels / "later").glob("helper-3.0-*.whl")
     install(venv, wheels, "--no-deps", str(wheel))
-    assert fitwheel("freeze", "--python", str(venv)).stdout == f"{wheel}\n"
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    expected = f"helper @ {wheel.resolve().as_uri()}#sha256={digest}\n"
+    assert fitwheel("freeze", "--python", str(venv)).stdout == expected

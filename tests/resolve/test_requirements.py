@@ -36,8 +36,8 @@ def test_wheel_paths_become_pinned_requirements(tmp_path: Path) -> None:
     ("line", "match"),
     [
         ("not a req!!", "not a valid requirement"),
-        ("x @ https://h/x.whl", "archive URL is not supported yet"),
-        ("-e git+https://h/p.git#egg=p", "from a git repository is not supported yet"),
+        ("https://h/x.whl", "is not a valid wheel file name"),
+        ("-e git+https://h/p.git", "name the project, with #egg=NAME"),
         ("x --hash=nocolon", "--hash"),
     ],
 )
@@ -67,13 +67,8 @@ def test_file_options_are_kept_with_their_place(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "words"),
     [
-        ("-e .[socks]", "editable install with extras is not supported yet"),
-        ("-e git+https://h.invalid/p.git#egg=p", "from a git repository is not supported yet"),
-        ("p @ git+https://h.invalid/p.git@v1", "from a git repository is not supported yet"),
-        ("hg+https://h.invalid/p#egg=p", "from a hg repository is not supported yet"),
-        ("https://h.invalid/p-1.0-py3-none-any.whl", "archive URL is not supported yet"),
         ("x --config-settings a=b", "--config-settings is not passed"),
-        (".[extra]", "extras and markers on a local path are not supported yet"),
+        ("-e ./dist/p-1.0.tar.gz", "an editable install takes a project folder"),
     ],
 )
 def test_what_is_not_acted_on_yet_is_refused_in_one_place(
@@ -89,6 +84,41 @@ def test_what_is_not_acted_on_yet_is_refused_in_one_place(
     assert [str(r.requirement) for r in user.requirements] == ["ok"]
     assert len(user.pending) == 1
     assert words in unsupported(user)[0]
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "kind"),
+    [
+        ("-e .[socks]", "local-source[socks]", "folder"),
+        ("-e git+https://h.invalid/p.git#egg=p", "p", "git"),
+        ("p[x] @ git+https://h.invalid/p.git@v1 ; python_version >= '3'", "p[x]", "git"),
+        ("hg+https://h.invalid/p#egg=p", "p", "hg"),
+        ("https://h.invalid/p-1.0-py3-none-any.whl", "p", "url"),
+        ("https://h.invalid/main.zip#egg=p", "p", "url"),
+        (".[extra]", "local-source[extra]", "folder"),
+    ],
+)
+def test_direct_forms_are_acted_on(tmp_path: Path, line: str, name: str, kind: str) -> None:
+    from fitwheel.resolve.reqforms import Url, Vcs
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    path = tmp_path / "r.txt"
+    path.write_text(f"ok\n{line}\n")
+    user = collect([], files=[str(path)], direct=True)
+    assert not user.pending
+    item = user.requirements[1]
+    assert str(item.requirement).split(";")[0].strip() == name
+    assert item.origin == f"{path}:2"
+    if kind == "folder":
+        assert item.source_path == tmp_path and item.direct is None
+    elif kind == "url":
+        assert isinstance(item.direct, Url)
+    else:
+        assert isinstance(item.direct, Vcs) and item.direct.vcs == kind
+    if kind != "folder":  # a command that installs nothing takes no direct reference
+        with pytest.raises(RequirementError, match="direct reference") as info:
+            collect([], files=[str(path)])
+        assert f"{path}:2" in str(info.value)
 
 
 @pytest.mark.parametrize(

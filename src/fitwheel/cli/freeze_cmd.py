@@ -1,6 +1,9 @@
 """``fitwheel freeze``: the installed distributions as requirements that ``fitwheel install -r``
 installs again exactly: ``name==version``, and for a variant install ``name==version
---variant=LABEL`` (the variant is installed as it is, without checking the target).
+--variant=LABEL`` (the variant is installed as it is, without checking the target). What was
+installed from a URL, a path or a repository is written as pip writes it, from its PEP 610
+record: ``name @ file:///.../x-1.0.whl#sha256=...``, ``name @ git+URL@COMMIT``, and
+``-e PATH`` (``-e git+URL@COMMIT#egg=name`` from a git work tree) for an editable install.
 
 A build from a torch backend index is written as pip writes it, ``torch==2.9.0+cu130``: its
 local version names the backend, which ``fitwheel install -r`` with a torch-backend setting
@@ -45,28 +48,78 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_python_argument(parser)
 
 
-def _local_wheel(dist: Installed) -> str | None:
-    """The path of the local wheel file a distribution was installed from (PEP 610), when it
-    is still there."""
+def _record(dist: Installed) -> dict[str, object] | None:
+    """The distribution's PEP 610 record, where it has a readable one."""
     text = dist.read_text("direct_url.json")
     if not text:
         return None
     try:
-        url = json.loads(text).get("url", "")
-    except (ValueError, AttributeError):
+        record = json.loads(text)
+    except ValueError:
         return None
-    if not isinstance(url, str) or not url.startswith("file:") or not url.endswith(".whl"):
+    return record if isinstance(record, dict) else None
+
+
+def _editable(dist: Installed, record: dict[str, object]) -> list[str] | None:
+    """An editable install as pip's freeze writes it: ``-e git+URL@commit#egg=name`` from a git
+    work tree, else a comment and ``-e PATH``."""
+    info = record.get("dir_info")
+    url = record.get("url")
+    if not isinstance(info, dict) or not info.get("editable") or not isinstance(url, str):
         return None
+    import os
+
     from fitwheel.index.findlinks import local_path
 
-    path = local_path(url)
-    return str(path) if path is not None and Path(path).is_file() else None
+    location = local_path(url)
+    if location is None:
+        return None
+    vcs = _git_requirement(dist, location)
+    if vcs is not None:
+        return [f"-e {vcs}"]
+    return [
+        f"# Editable install with no version control ({dist.name}=={dist.version})",
+        f"-e {os.path.normcase(os.path.abspath(location))}",
+    ]
+
+
+def _git_requirement(dist: Installed, location: Path) -> str | None:
+    root = next((p for p in (location, *location.parents) if (p / ".git").exists()), None)
+    if root is None:
+        return None
+    import os
+
+    from fitwheel.sdist.vcs import head_of
+
+    head = head_of(root, os.environ)
+    if head is None:
+        return None
+    from fitwheel.install.place.directurl import record_url
+
+    remote, commit = head
+    remote = record_url(remote, vcs="git")  # a clone keeps the credentials it was given
+    if not remote.lower().startswith("git:"):
+        remote = f"git+{remote}"
+    line = f"{remote}@{commit}#egg={dist.name.replace('-', '_')}"
+    if root != location:
+        line += f"&subdirectory={location.relative_to(root).as_posix()}"
+    return line
 
 
 def freeze_line(dist: Installed) -> str:
-    local = _local_wheel(dist)
-    if local is not None:
-        return local
+    """``name==version`` (``--variant=LABEL`` for a variant install), or what pip's freeze
+    writes for a distribution installed from a URL, a path or a repository (PEP 610):
+    ``name @ URL``, ``name @ git+URL@commit``, ``-e ...`` for an editable install."""
+    record = _record(dist)
+    if record is not None:
+        editable = _editable(dist, record)
+        if editable is not None:
+            return "\n".join(editable)
+        from fitwheel.install.place.directurl import as_requirement
+
+        direct = as_requirement(dist.name, record)
+        if direct is not None:
+            return direct
     line = f"{dist.name}=={dist.version}"
     if dist.variant_label:
         line += f" --variant={dist.variant_label}"

@@ -35,8 +35,8 @@ def _resolved(resolution: Resolution, cand: Candidate) -> Resolved:
 
 
 def _direct_url(ctx: InstallContext, p: Planned, local: set[str]) -> dict[str, object] | None:
-    """The PEP 610 record of a wheel given by path, or built here from a local source tree or
-    sdist (None for one found on an index)."""
+    """The PEP 610 record of a wheel given by path or URL, or built here from a local source
+    tree, an sdist or a checkout (None for one found on an index)."""
     assert p.downloaded is not None
     path = p.downloaded.path
     # a wheel built here from a local source tree or sdist: resolving each path costs a
@@ -44,10 +44,7 @@ def _direct_url(ctx: InstallContext, p: Planned, local: set[str]) -> dict[str, o
     origins = ctx.sources.origins
     origin = origins.get(path.resolve()) if origins else None
     if origin is not None:
-        source_path, key = origin
-        if key == "editable":
-            return direct_url_record(source_path, editable=True)
-        return direct_url_record(source_path, sha256=key)
+        return origin
     if str(path) in local:
         return direct_url_record(path, sha256=p.sha256)
     return None

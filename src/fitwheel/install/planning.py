@@ -46,6 +46,9 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
     """Resolve, and plan what happens to each pin; returns the outcome so far (its ``planned``
     list and warnings) and the ``--hash`` pins the fetch stage checks."""
     request, env, user = ctx.request, ctx.env, ctx.user
+    for item in user.requirements:
+        if item.wheel_path is not None:  # a wheel given directly is its project's one candidate
+            ctx.source.bind(item.name, item.wheel_path)
     # the index answers while the environment is read
     early = start_prefetch(
         user,
@@ -137,6 +140,8 @@ def hash_policy(request: StageSettings, user: UserInput, resolution: Resolution)
     by_name = {item.name: item for item in user.requirements}
     for cand in resolution.pins:
         item = by_name.get(cand.name)
+        if item is not None and item.source_path is not None:
+            continue  # built here: what it was built from was checked (or refused) before
         if item is None or not item.hashes:
             raise HashRequiredError(
                 f"--require-hashes is on, but {cand.name} {cand.version} has no --hash in the "
@@ -163,7 +168,11 @@ def plan_actions(
     """For each pin: "keep" (installed as chosen), "install" or "reinstall"."""
     planned: list[Planned] = []
     # a local project given by path is installed afresh, as pip does (its files may have changed)
-    local_builds = {item.name for item in user.requirements if item.source_path is not None}
+    local_builds = {
+        item.name
+        for item in user.requirements
+        if item.source_path is not None or item.direct is not None
+    }
     for cand in resolution.pins:
         current = installed_dists.get(cand.name)
         action = "install"

@@ -122,6 +122,7 @@ def _run_install(
         request.editables,
         read=remote,
         env=request.env,
+        direct=True,
     )
     if not user.requirements:
         raise FitwheelError("nothing to install: name at least one requirement or pass -r FILE.")

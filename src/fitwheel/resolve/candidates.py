@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
@@ -205,6 +206,7 @@ class CandidateSource:
         "_ordered",
         "_ranks",
         "_versions",
+        "direct",
         "finder",
         "options",
         "traces",
@@ -227,6 +229,15 @@ class CandidateSource:
         self._ranks: dict[Tag, int] | None = None
         # one scan of each project, whichever thread asks first
         self._gates: dict[NormalizedName, threading.Lock] = {}
+        #: projects given directly (a wheel path or URL, a build): that file is the only
+        #: candidate (see :meth:`bind`)
+        self.direct: dict[NormalizedName, set[Path]] = {}
+
+    def bind(self, name: str, wheel: Path) -> None:
+        """Make ``wheel`` (a find-links file) a candidate of ``name`` and, with any other
+        bound the same way, the only ones, as a direct reference is in pip: a dependency on the
+        project that it does not meet is a conflict."""
+        self.direct.setdefault(canonicalize_name(name), set()).add(wheel.resolve())
 
     def _tag_rank(self) -> dict[Tag, int]:
         if self._ranks is None:
@@ -287,7 +298,12 @@ class CandidateSource:
         formats = self.options.formats
         wheels_ok = formats.wheels_allowed(key)
         sdists_ok = formats.sdists_allowed(key)
-        for link in self.finder.links(key):
+        links = self.finder.links(key)
+        bound = self.direct.get(key)
+        if bound is not None:
+            links = [link for link in links if _local_file(link) in bound]
+            wheels_ok = True
+        for link in links:
             if not link.is_wheel:
                 sdist = _sdist_version(link, key)
                 if sdist is None or not self._python_ok(link):
@@ -386,6 +402,13 @@ class CandidateSource:
             sdists.sort(key=lambda w: not w[0].filename.lower().endswith(".tar.gz"))
             out.append(Candidate(name, version, sdists[0][0], None, None))
         return out
+
+
+def _local_file(link: Link) -> Path | None:
+    from fitwheel.index.findlinks import local_path
+
+    path = local_path(link.url)
+    return path.resolve() if path is not None else None
 
 
 def _label(item: _Wheel) -> str:

@@ -1,16 +1,20 @@
 """What the user asked for: requirement strings, local wheel paths, local source trees and sdist
-files (built into wheels before resolution), requirement/constraint files.
+files (built into wheels before resolution), direct references (an archive's URL, a
+version-control URL: fetched and built before resolution too), requirement/constraint files.
 
 Requirements files are read as pip reads them (:mod:`fitwheel.resolve.reqfile`); fitwheel adds
 one per-requirement option, ``--variant=LABEL``: install that variant of the project (what
 ``fitwheel freeze`` writes for a variant install, so that ``fitwheel install -r`` reproduces
 it). What the install acts on becomes a :class:`UserRequirement`; the rest of what a file or
-the command line may say (file options, archive URLs, version-control URLs, editable installs
-with extras or from a repository, ``--config-settings``) is kept in :attr:`UserInput.options`
-and :attr:`UserInput.pending`. The commands apply the file options (see
-:meth:`fitwheel.options.SourceOptions.with_file_options`); :func:`ignored` warns of those
+the command line may say (file options, ``--config-settings``) is kept in
+:attr:`UserInput.options` and :attr:`UserInput.pending`. The commands apply the file options
+(see :meth:`fitwheel.options.SourceOptions.with_file_options`); :func:`ignored` warns of those
 fitwheel has no counterpart for, and :func:`unsupported` says why each pending requirement is
 not acted on yet.
+
+A requirement whose project only a build can name (a folder, a URL without ``#egg=``) carries
+the placeholder name :data:`PLACEHOLDER` until it is built; its extras and marker are kept on
+it and carried over to the built project (:func:`named_like`).
 """
 
 from __future__ import annotations
@@ -37,22 +41,50 @@ from fitwheel.resolve.reqforms import (
     Named,
     RequirementError,
     Url,
+    Vcs,
     file_url_path,
 )
 from fitwheel.variants.names import canonicalize_name
 
 __all__ = [
+    "PLACEHOLDER",
     "RequirementError",
     "UserInput",
     "UserRequirement",
     "collect",
     "ignored",
+    "named_like",
     "unsupported",
 ]
+
+#: the name a requirement carries until a build names its project
+PLACEHOLDER = "local-source"
+
+
+def named_like(like: Requirement, name: str, version: str | None = None) -> Requirement:
+    """``name`` (``==version``) with the extras and marker of ``like``."""
+    text = name
+    if like.extras:
+        text += f"[{','.join(sorted(like.extras))}]"
+    if version is not None:
+        text += f"=={version}"
+    if like.marker is not None:
+        text += f"; {like.marker}"
+    return Requirement(text)
+
+
+def _placeholder(name: str | None, extras: frozenset[str], marker: object | None) -> Requirement:
+    text = name or PLACEHOLDER
+    if extras:
+        text += f"[{','.join(sorted(extras))}]"
+    if marker is not None:
+        text += f"; {marker}"
+    return Requirement(text)
 
 
 class UserRequirement(Frozen):
     __slots__ = (
+        "direct",
         "editable",
         "hashes",
         "origin",
@@ -73,6 +105,9 @@ class UserRequirement(Frozen):
     source_path: Path | None
     #: ``-e``: installed in editable mode (PEP 660)
     editable: bool
+    #: an archive URL or a version-control URL given directly (fetched and built into
+    #: ``wheel_path`` before resolution)
+    direct: Url | Vcs | None
 
     def __init__(
         self,
@@ -83,6 +118,7 @@ class UserRequirement(Frozen):
         variant: str | None = None,
         source_path: Path | None = None,
         editable: bool = False,
+        direct: Url | Vcs | None = None,
     ) -> None:
         _set = object.__setattr__
         _set(self, "requirement", requirement)
@@ -92,10 +128,18 @@ class UserRequirement(Frozen):
         _set(self, "variant", variant)
         _set(self, "source_path", source_path)
         _set(self, "editable", editable)
+        _set(self, "direct", direct)
 
     def _values(self) -> tuple[object, ...]:
         # the pinned hashes and the variant are not part of equality or the hash
-        return (self.requirement, self.wheel_path, self.origin, self.source_path, self.editable)
+        return (
+            self.requirement,
+            self.wheel_path,
+            self.origin,
+            self.source_path,
+            self.editable,
+            self.direct,
+        )
 
     @property
     def name(self) -> NormalizedName:
@@ -130,18 +174,18 @@ def _project_folder(path: Path, origin: str) -> None:
         )
 
 
-def _local(line: RequirementLine, path: Path) -> UserRequirement:
+def _local(line: RequirementLine, form: LocalPath) -> UserRequirement:
     """A local wheel, sdist or project folder (a ``.tar.gz`` or ``.zip`` sdist)."""
     from fitwheel.variants.errors import VariantError
     from fitwheel.variants.filenames import SDIST_SUFFIXES, SdistFilename, WheelFilename
 
-    origin = line.origin
+    origin, path = line.origin, form.path
     lower = path.name.lower()
     if lower.endswith(".whl"):
         if not path.is_file():
             raise RequirementError(f"{origin}: the wheel {path} does not exist.")
         wheel = WheelFilename.parse(path.name)
-        req = Requirement(f"{wheel.name}=={wheel.version}")
+        req = named_like(_placeholder(None, form.extras, form.marker), wheel.name, wheel.version)
         return UserRequirement(req, line.hashes, path.resolve(), origin, line.variant)
     if lower.endswith(SDIST_SUFFIXES):
         if not path.is_file():
@@ -150,11 +194,11 @@ def _local(line: RequirementLine, path: Path) -> UserRequirement:
             parsed = SdistFilename.parse(path.name)
         except VariantError as exc:
             raise RequirementError(f"{origin}: {exc}") from None
-        placeholder = Requirement(f"{parsed.name}=={parsed.version}")
+        placeholder = _placeholder(parsed.name, form.extras, form.marker)
         return UserRequirement(placeholder, line.hashes, None, origin, source_path=path.resolve())
     _project_folder(path, origin)
     return UserRequirement(
-        Requirement("local-source"),
+        _placeholder(form.name, form.extras, form.marker),
         line.hashes,
         None,
         origin,
@@ -163,24 +207,62 @@ def _local(line: RequirementLine, path: Path) -> UserRequirement:
     )
 
 
-def _acted_on(line: RequirementLine) -> UserRequirement | None:
-    """The requirement the install acts on, or None where it does not act on this form yet."""
+def _direct(line: RequirementLine, form: Url | Vcs) -> UserRequirement | None:
+    """An archive URL or a version-control URL: fetched and built before resolution."""
+    if isinstance(form, Url) and line.editable:
+        return None
+    if isinstance(form, Url) and form.is_file:
+        path = file_url_path(form.url)
+        if path.is_dir():
+            _project_folder(path, line.origin)
+        elif not path.is_file():
+            raise RequirementError(
+                f"{line.origin}: {form.url} names {path}, which does not exist: name a wheel, "
+                "an sdist or a project folder that does."
+            )
+    requirement = _placeholder(form.name, form.extras, form.marker)
+    return UserRequirement(
+        requirement,
+        line.hashes,
+        None,
+        line.origin,
+        line.variant,
+        editable=line.editable,
+        direct=form,
+    )
+
+
+def _fragment_hash(url: str) -> bool:
+    """Whether ``url`` pins its file's hash (``#sha256=...``)."""
+    from urllib.parse import urlsplit
+
+    return any(
+        part.split("=", 1)[0].lower() in ("sha256", "sha384", "sha512", "md5", "sha1", "sha224")
+        for part in urlsplit(url).fragment.split("&")
+    )
+
+
+def _acted_on(line: RequirementLine, direct: bool) -> UserRequirement | None:
+    """The requirement the command acts on, or None where it does not act on this form (yet);
+    ``direct``: archive and version-control URLs are acted on."""
     form = line.form
     if line.config_settings:
         return None
     if isinstance(form, Named):
         return UserRequirement(form.requirement, line.hashes, None, line.origin, line.variant)
-    if isinstance(form, Url) and form.is_file:
-        form = LocalPath(file_url_path(form.url), form.name, form.extras, form.marker)
-    if not isinstance(form, LocalPath) or form.extras or form.marker is not None:
-        return None
+    if isinstance(form, Url) and form.is_file and not _fragment_hash(form.url):
+        path = file_url_path(form.url)
+        if not path.is_dir():  # a local file, as a path to it is (a folder keeps its URL)
+            form = LocalPath(path, form.name, form.extras, form.marker)
+    if isinstance(form, Url | Vcs):
+        return _direct(line, form) if direct else None
     from fitwheel.variants.filenames import SDIST_SUFFIXES
 
     lower = form.path.name.lower()
     if lower.endswith(".whl") or lower.endswith(SDIST_SUFFIXES):
         if line.editable:
             return None
-        item = _local(line, form.path)
+        item = _local(line, form)
         if form.name is not None and canonicalize_name(form.name) != item.name:
             raise RequirementError(
                 f"{line.origin}: {form.path.name} is a file of {item.name}, not of {form.name}."
@@ -189,13 +271,11 @@ def _acted_on(line: RequirementLine) -> UserRequirement | None:
     if not form.path.is_dir() and lower.endswith(ARCHIVE_SUFFIXES):
         # archives pip reads that fitwheel does not build from
         return None
-    return _local(line, form.path)
+    return _local(line, form)
 
 
 def _reason(line: RequirementLine) -> str:
     """Why the install does not act on ``line`` yet."""
-    from fitwheel.resolve.reqforms import Vcs
-
     form = line.form
     where = f"{line.origin}: {line.text}"
     if line.config_settings:
@@ -203,26 +283,16 @@ def _reason(line: RequirementLine) -> str:
             f"{where}: --config-settings is not passed to build backends yet; build the "
             "project into a wheel and name the wheel."
         )
-    if isinstance(form, Vcs):
+    if isinstance(form, Url | Vcs):
+        what = "a repository" if isinstance(form, Vcs) else "an archive URL"
         return (
-            f"{where}: installing from a {form.vcs} repository is not supported yet; clone it "
-            "and name the project's folder."
+            f"{where}: {what} is a direct reference, which `fitwheel install` installs but this "
+            "command does not take: publish the project to an index or a find-links folder, "
+            "and name it."
         )
-    if isinstance(form, Url):
-        return (
-            f"{where}: installing from an archive URL is not supported yet; download it and "
-            "name the file, or put its folder in --find-links."
-        )
-    assert isinstance(form, LocalPath)
-    if line.editable and form.extras:
-        return f"{where}: an editable install with extras is not supported yet; drop the extras."
     if line.editable:
         return f"{where}: an editable install takes a project folder, not an archive."
-    if form.extras or form.marker is not None:
-        return (
-            f"{where}: extras and markers on a local path are not supported yet; name the "
-            "path alone."
-        )
+    assert isinstance(form, LocalPath)
     return f"{where}: fitwheel builds sdists from .tar.gz and .zip archives only."
 
 
@@ -262,11 +332,14 @@ def collect(
     read: Reader = read_local,
     env: Mapping[str, str] | None = None,
     allow_pending: bool = False,
+    direct: bool = False,
 ) -> UserInput:
     """What the command line and the requirements files ask for. ``read`` reads requirements
     files (by path or URL), ``env`` expands ``${NAME}`` in them (``os.environ`` by default).
-    Unless ``allow_pending``, a requirement the install does not act on yet is refused, with
-    the reasons :func:`unsupported` gives."""
+    With ``direct`` (what ``install`` passes) archive and version-control URLs are acted on
+    (:attr:`UserRequirement.direct`); otherwise they are pending. Unless ``allow_pending``, a
+    requirement the command does not act on is refused, with the reasons :func:`unsupported`
+    gives."""
     out = UserInput()
     lines: list[RequirementLine] = []
     cwd = Path.cwd()
@@ -293,7 +366,7 @@ def collect(
             raise RequirementError(
                 f"{line.origin}: a constraint names a version range only, not extras or files."
             )
-        item = _acted_on(line)
+        item = _acted_on(line, direct)
         if item is None:
             out.pending.append(line)
         else:
