@@ -60,10 +60,13 @@ CANCEL = CancelToken()
 
 
 def wait_through(wait: Callable[[], object]) -> None:
-    """Call ``wait`` (a join, a pool's shutdown: something safe to repeat) until it returns. An
-    interrupt meanwhile cancels the workers (:data:`CANCEL`), so that they end at their next
-    check, and the wait goes on; the first such interrupt is raised once ``wait`` returned.
-    Nothing the workers wrote is removed while they may still be writing."""
+    """Call ``wait`` (something safe to repeat: waiting for events, for futures) until it
+    returns. An interrupt meanwhile cancels the workers (:data:`CANCEL`), so that they end at
+    their next check, and the wait goes on; the first such interrupt is raised once ``wait``
+    returned. Nothing the workers wrote is removed while they may still be writing.
+
+    Not for :meth:`threading.Thread.join`: on Python 3.11 an interrupted join marks the thread
+    as ended though it still runs, and a second join returns at once."""
     interrupted: KeyboardInterrupt | None = None
     while True:
         try:
@@ -88,27 +91,33 @@ def run_threads(targets: Sequence[Callable[[], object]]) -> None:
     in the calling thread cancels the targets (they stop at their next :meth:`CancelToken.check`)
     and is raised once every thread has ended."""
     failures: list[BaseException] = []
+    ended = [threading.Event() for _ in targets]
 
-    def guarded(target: Callable[[], object]) -> None:
+    def guarded(target: Callable[[], object], done: threading.Event) -> None:
         try:
             target()
         except BaseException as exc:  # re-raised below, in the calling thread
             failures.append(exc)
+        finally:
+            done.set()
 
-    threads = [threading.Thread(target=guarded, args=(target,)) for target in targets]
+    threads = [
+        threading.Thread(target=guarded, args=(target, done))
+        for target, done in zip(targets, ended, strict=True)
+    ]
 
-    def join() -> None:
-        for thread in threads:
+    def wait() -> None:
+        for thread, done in zip(threads, ended, strict=True):
             if thread.ident is not None:  # started
-                thread.join()
+                done.wait()
 
     try:
         for thread in threads:
             thread.start()
     except BaseException:
         CANCEL.cancel()
-        wait_through(join)
+        wait_through(wait)
         raise
-    wait_through(join)
+    wait_through(wait)
     if failures:
         raise failures[0]

@@ -23,6 +23,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 
@@ -213,6 +214,8 @@ class Downloader:
         #: whether a wheel (by sha256) is unpacked already (then its cached file is not read)
         self.unpacked = unpacked
         self._pool: ThreadPoolExecutor | None = None
+        #: every download submitted to the pool (close(wait=True) waits for them to end)
+        self._submitted: list[Future[Downloaded]] = []
         #: url -> (item, its fetch) for downloads begun by start()
         self._started: dict[str, tuple[DownloadItem, Future[Downloaded]]] = {}
 
@@ -224,7 +227,9 @@ class Downloader:
     ) -> Future[Downloaded]:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=max(1, self.jobs))
-        return self._pool.submit(self._one, item, reporter, then)
+        future = self._pool.submit(self._one, item, reporter, then)
+        self._submitted.append(future)
+        return future
 
     def _one(
         self,
@@ -255,14 +260,17 @@ class Downloader:
         and every download thread has ended when this returns, even through an interrupt
         (raised once they have)."""
         pool, self._pool = self._pool, None
+        submitted, self._submitted = self._submitted, []
         if pool is None:
             return
+        pool.shutdown(wait=False, cancel_futures=True)
         if not wait:
-            pool.shutdown(wait=False, cancel_futures=True)
             return
         self.stop.cancel()
         try:
-            wait_through(lambda: pool.shutdown(wait=True, cancel_futures=True))
+            # the futures, not the threads: a future is done once its download (and what runs
+            # after it) has ended, and waiting for one is safe to repeat after an interrupt
+            wait_through(lambda: futures_wait(submitted))
         finally:
             self.stop.clear()  # every download of this token has ended: later ones may run
 
