@@ -91,7 +91,7 @@ def _interrupted_run(
         tmp.mkdir()
         last = next(venv.glob("lib/python*/site-packages")) / f"{NAME}-1.0.dist-info"
         argv = install_argv(venv, setup.index)
-        done = run_install(argv, tmp, delay=delay, after=last if committed else None)
+        done = run_install(argv, tmp, delay=delay, after=last.exists if committed else None)
         if done.reaction is not None:
             return done, venv
         assert done.status == 0, done.stderr

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,9 +131,9 @@ def install_argv(venv: Path, index: str, *, compile_bytecode: bool = True) -> li
     return [*argv, "--index-url", index, NAME]
 
 
-def _appeared(proc: subprocess.Popen[str], path: Path) -> bool:
-    """Wait until ``path`` exists (True) or the process ended (False)."""
-    while not path.exists():
+def _until(proc: subprocess.Popen[str], ready: Callable[[], bool]) -> bool:
+    """Wait until ``ready()`` (True) or the process ended (False)."""
+    while not ready():
         if proc.poll() is not None:
             return False
         time.sleep(0.002)
@@ -141,12 +141,16 @@ def _appeared(proc: subprocess.Popen[str], path: Path) -> bool:
 
 
 def run_install(
-    argv: list[str], tmpdir: Path, *, delay: float | None, after: Path | None = None
+    argv: list[str],
+    tmpdir: Path,
+    *,
+    delay: float | None,
+    after: Callable[[], bool] | None = None,
 ) -> Interrupted:
     """Run ``argv`` with ``TMPDIR`` at ``tmpdir`` in a process group of its own, sending SIGINT
-    to the group ``delay`` seconds after the start (None: never), or after ``path`` appeared
-    when ``after`` names one, as a terminal's Ctrl-C does; waits at most 120 s for it to end
-    (then kills it and fails)."""
+    to the group ``delay`` seconds after the start (None: never), or after ``after()`` became
+    true when given, as a terminal's Ctrl-C does; waits at most 120 s for it to end (then kills
+    it and fails)."""
     env = clean_env(TMPDIR=str(tmpdir))
     proc = subprocess.Popen(
         argv,
@@ -158,7 +162,7 @@ def run_install(
     )
     sent: float | None = None
     try:
-        if delay is not None and (after is None or _appeared(proc, after)):
+        if delay is not None and (after is None or _until(proc, after)):
             try:
                 proc.wait(delay)
             except subprocess.TimeoutExpired:
@@ -171,6 +175,25 @@ def run_install(
         raise AssertionError(f"{' '.join(argv)} did not end within 120 s of its start") from None
     reaction = None if sent is None else time.monotonic() - sent
     return Interrupted(shell_status(proc.returncode), reaction, stderr)
+
+
+def unpacking(tmpdir: Path, name: str = NAME) -> Callable[[], bool]:
+    """Whether an install with ``TMPDIR`` at ``tmpdir`` and ``--no-cache-dir`` is writing the
+    large members of ``name``'s wheel into its temporary unpacked-wheel cache (a megabyte of one
+    is there: created empty while downloading, they grow only once unpacking began)."""
+    top = name.replace("-", "_")
+    pattern = f"fitwheel-cache-*/unpacked/tmp/*/files/{top}/data/blob*.bin"
+
+    def ready() -> bool:
+        for path in tmpdir.glob(pattern):
+            try:
+                if path.stat().st_size > 1 << 20:
+                    return True
+            except OSError:
+                continue
+        return False
+
+    return ready
 
 
 def delays(seed: int, count: int, span: float) -> Iterator[float]:
