@@ -56,7 +56,7 @@ def _run(base: Path, work: Path, index: str, extra: float) -> float | None:
         raise RuntimeError(f"left in TMPDIR: {left[:10]}")
     if big.tree_digest(venv) != before:
         raise RuntimeError("an install interrupted while unpacking changed the environment")
-    return done.reaction
+    return float(done.reaction)
 
 
 def main() -> None:

@@ -77,13 +77,14 @@ def _fresh(base: Path, target: Path) -> Path:
 
 
 def _interrupted_run(
-    setup: LargeInstall, work: Path, delay: float, *, committed: bool
+    setup: LargeInstall, work: Path, delay: float, *, committed: bool, twice: bool
 ) -> tuple[Interrupted, Path]:
     """One install into a fresh venv, SIGINT after ``delay`` seconds. A run that ended before
     its signal (this one ran faster than the run the delays were scaled to) is run again with a
     shorter delay, so that every run counted was interrupted. ``committed``: the delay counts
     from the moment the last ``.dist-info`` folder appeared (the commit point is the next step),
-    so that the signal comes after the commit point."""
+    so that the signal comes after the commit point. ``twice``: a second SIGINT follows 50 ms
+    after the first, while the command cleans up."""
     for _attempt in range(6):
         venv = _fresh(setup.base, work / "venv")
         tmp = work / "tmp"
@@ -91,7 +92,9 @@ def _interrupted_run(
         tmp.mkdir()
         last = next(venv.glob("lib/python*/site-packages")) / f"{NAME}-1.0.dist-info"
         argv = install_argv(venv, setup.index)
-        done = run_install(argv, tmp, delay=delay, after=last.exists if committed else None)
+        after = last.exists if committed else None
+        again = 0.05 if twice else None
+        done = run_install(argv, tmp, delay=delay, after=after, again=again)
         if done.reaction is not None:
             return done, venv
         assert done.status == 0, done.stderr
@@ -99,10 +102,10 @@ def _interrupted_run(
     raise AssertionError("every run ended before its signal")
 
 
-def _check(setup: LargeInstall, work: Path, delay: float, *, committed: bool) -> str:
-    done, venv = _interrupted_run(setup, work, delay, committed=committed)
+def _check(setup: LargeInstall, work: Path, delay: float, *, committed: bool, twice: bool) -> str:
+    done, venv = _interrupted_run(setup, work, delay, committed=committed, twice=twice)
     when = "after the commit point" if committed else "after the start"
-    said = f"SIGINT {delay:.2f} s {when}: {done.stderr[-2000:]}"
+    said = f"SIGINT {delay:.2f} s {when}{' (twice)' if twice else ''}: {done.stderr[-2000:]}"
     assert done.status == 130, said
     assert "Traceback" not in done.stderr, said
     assert leftovers(work / "tmp") == [], said
@@ -131,11 +134,15 @@ def _check(setup: LargeInstall, work: Path, delay: float, *, committed: bool) ->
 def _runs(large_install: LargeInstall, tmp_path: Path, count: int, seed: int) -> list[str]:
     """``count`` interrupted installs: two in three with signals spread over the whole run
     (scaled to the uninterrupted one), the others up to 0.3 s after the commit point (the
-    machine's speed varies too much for a delay alone to find the commit point)."""
+    machine's speed varies too much for a delay alone to find the commit point); every other
+    one gets a second SIGINT while it cleans up."""
     late = count // 3
     plan = [(d, False) for d in delays(seed, count - late, large_install.seconds)]
     plan += [(d, True) for d in delays(seed + 1, late, 0.3)]
-    return [_check(large_install, tmp_path, d, committed=c) for d, c in plan]
+    return [
+        _check(large_install, tmp_path, d, committed=c, twice=i % 2 == 1)
+        for i, (d, c) in enumerate(plan)
+    ]
 
 
 def test_ctrl_c_at_random_points_of_a_large_install(

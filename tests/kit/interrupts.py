@@ -4,6 +4,7 @@ child process that a test (or a benchmark) sends SIGINT at a chosen moment."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
@@ -146,6 +147,7 @@ def run_install(
     *,
     delay: float | None,
     after: Callable[[], bool] | None = None,
+    again: float | None = None,
 ) -> Interrupted:
     """Run ``argv`` with ``TMPDIR`` at ``tmpdir`` in a process group of its own, sending SIGINT
     to the group ``delay`` seconds after the start (None: never), or after ``after()`` became
@@ -168,6 +170,11 @@ def run_install(
             except subprocess.TimeoutExpired:
                 sent = time.monotonic()
                 os.killpg(proc.pid, signal.SIGINT)
+                if again is not None:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(again)
+                    if proc.poll() is None:
+                        os.killpg(proc.pid, signal.SIGINT)
         _, stderr = proc.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)

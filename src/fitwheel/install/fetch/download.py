@@ -35,7 +35,7 @@ from fitwheel.index.findlinks import local_path
 from fitwheel.integrity import Hashes, HashMismatchError, Verifier
 from fitwheel.paths import CacheLayout, cached_wheel
 from fitwheel.reporter import SILENT, Reporter
-from fitwheel.threads import CANCEL, CancelToken, wait_through
+from fitwheel.threads import CANCEL, Cancelled, CancelToken, wait_through
 
 if TYPE_CHECKING:
     # the HTTP stack (urllib3, ssl) loads only where something is downloaded
@@ -385,7 +385,7 @@ class Downloader:
         except BaseException as exc:
             for f in futures:
                 f.cancel()
-            if isinstance(exc, KeyboardInterrupt):
+            if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Cancelled):
                 CANCEL.cancel()  # the downloads under way stop; close(wait=True) waits for them
             raise
 
