@@ -176,16 +176,27 @@ def entry() -> None:
     try:
         code = main()
     except KeyboardInterrupt:
-        # Ctrl-C before the command's own handling began (while its modules load): said as
-        # an interrupt, never as a traceback
-        print("fitwheel: interrupted", file=sys.stderr)
-        code = 130
+        # Ctrl-C before the command's own handling began (while its modules load), or a
+        # second one while it said so: said as an interrupt, never as a traceback
+        code = _interrupted()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):
         code = code or 1
+    except KeyboardInterrupt:  # Ctrl-C at the very end: the command's work is done
+        code = 130
     os._exit(code)
+
+
+def _interrupted() -> int:
+    """Say that the command was interrupted; its exit status (130, as a shell gives for
+    SIGINT). Another Ctrl-C while this is said changes nothing."""
+    import contextlib  # loaded only when interrupted: every command starts here
+
+    with contextlib.suppress(KeyboardInterrupt, OSError, ValueError):
+        print("fitwheel: interrupted", file=sys.stderr)
+    return 130
 
 
 def _warnings_as_notices() -> None:
@@ -223,8 +234,8 @@ def run_guarded(func: object, args: argparse.Namespace) -> int:
         print(f"fitwheel: error: {exc}", file=sys.stderr)
         return getattr(exc, "exit_code", 1)
     except KeyboardInterrupt:
-        print("fitwheel: interrupted", file=sys.stderr)
-        return 130
+        # fitwheel.threads.Cancelled too: a worker thread that saw the interrupt first
+        return _interrupted()
     except BrokenPipeError:
         return 1
     except OSError as exc:

@@ -45,6 +45,7 @@ from fitwheel.install.cache.layout import (
     read_members,
 )
 from fitwheel.reporter import SILENT, Reporter
+from fitwheel.threads import CANCEL, CancelToken
 from fitwheel.wheel.record import b64
 
 if TYPE_CHECKING:
@@ -66,11 +67,22 @@ class UnpackedCache:
     unpacked afresh into a private folder and moved in with one rename under the exclusive
     lock, after checking again that nobody put a good one there meanwhile. When the exclusive
     lock is not free at once (others are using the entry), the fresh copy is used privately
-    by this process and removed by :meth:`close`."""
+    by this process and removed by :meth:`close`.
 
-    def __init__(self, root: Path, *, verify: bool = False, reporter: Reporter = SILENT) -> None:
+    ``stop``: the token whose cancelling ends an unpacking under way (at its next member or
+    megabyte), whose folder is then removed before :meth:`get` raises."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        verify: bool = False,
+        reporter: Reporter = SILENT,
+        stop: CancelToken = CANCEL,
+    ) -> None:
         self.root = root
         self.verify = verify
+        self.stop = stop
         #: where a lenient check that let a wheel through is said
         self.reporter = reporter
         # one process often asks twice (unpack after download, then install): load once
@@ -151,9 +163,10 @@ class UnpackedCache:
         self, wheel: Path, sha256: str, prepared: Precreator | None
     ) -> tuple[UnpackedWheel, locked]:
         """Unpack ``wheel`` afresh; returns the entry to use and the lock held."""
-        if prepared is not None and prepared.tainted:
+        if prepared is not None and (prepared.tainted or self.stop.cancelled):
             prepared.discard()
             prepared = None
+        self.stop.check()  # nothing new is made once the work is to stop
         if prepared is not None:
             tmp = prepared.folder
         else:
@@ -162,7 +175,7 @@ class UnpackedCache:
         folder = self.folder(sha256)
         try:
             try:
-                fresh = unpack_entry(wheel, tmp, self.reporter)
+                fresh = unpack_entry(wheel, tmp, self.reporter, self.stop)
             except OSError as exc:
                 full = storage_error(
                     exc,
@@ -235,14 +248,17 @@ class UnpackedCache:
         return None if read is None else UnpackedWheel(folder, data, read)
 
 
-def unpack_entry(wheel: Path, folder: Path, reporter: Reporter = SILENT) -> UnpackedWheel:
+def unpack_entry(
+    wheel: Path, folder: Path, reporter: Reporter = SILENT, stop: CancelToken = CANCEL
+) -> UnpackedWheel:
     """Unpack ``wheel`` into ``folder`` (made already, empty or holding the files a
     :class:`~fitwheel.install.cache.precreate.Precreator` created) as an entry: every member checked
     against RECORD as it is written, the manifest written beside the files. The cache's entries
-    are made this way, and so are the private entries of wheels installed without the cache."""
+    are made this way, and so are the private entries of wheels installed without the cache.
+    ``stop`` ends the unpacking (:class:`~fitwheel.threads.Cancelled`) when cancelled."""
     from fitwheel.install.cache.unpacking import unpack
 
-    manifest = unpack(wheel, folder, reporter)
+    manifest = unpack(wheel, folder, reporter, stop)
     (folder / MANIFEST).write_text(json.dumps(manifest.to_json()))
     # just written, each member checked against RECORD as it was
     read = _read_dist_info(folder, manifest.dist_info_dir, None)

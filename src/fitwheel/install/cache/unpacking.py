@@ -4,8 +4,10 @@ RECORD in one pass, several members at a time.
 The archive is opened by the one wheel reader (:mod:`fitwheel.wheel.archive`), which refuses
 unsafe names, overlapping members, disagreeing headers and zip bombs before anything is
 written; members are inflated never past their declared size; RECORD follows the rules of
-:mod:`fitwheel.wheel.record`. Imported only when a wheel is unpacked, so that installing from the
-cache does not load the inflater.
+:mod:`fitwheel.wheel.record`. An interrupt (a :class:`~fitwheel.threads.CancelToken`) is looked
+for before every member and every megabyte written, so that unpacking a large wheel stops at
+once; the caller removes the folder once this returns. Imported only when a wheel is unpacked,
+so that installing from the cache does not load the inflater.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from fitwheel.install.cache.layout import (
     layout,
 )
 from fitwheel.reporter import SILENT, Reporter
-from fitwheel.threads import run_threads
+from fitwheel.threads import CANCEL, CancelToken, run_threads
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.wheel.archive import (
     DEFLATED,
@@ -138,8 +140,9 @@ def _check(data: bytes, item: _Member, wheel: str) -> str:
     return sha256
 
 
-def _extract(archive: WheelArchive, item: _Member, wheel: str) -> str:
-    """Stream one member to its target, checking it against RECORD; returns its sha256."""
+def _extract(archive: WheelArchive, item: _Member, wheel: str, stop: CancelToken = CANCEL) -> str:
+    """Stream one member to its target, checking it against RECORD; returns its sha256. An
+    interrupt is looked for before each piece (a megabyte at most) is written."""
     expected = item.expected
     checker = expected.hasher() if expected is not None else hashlib.sha256()
     digest = checker if checker.name == "sha256" else hashlib.sha256()
@@ -148,6 +151,7 @@ def _extract(archive: WheelArchive, item: _Member, wheel: str) -> str:
 
     def sink(piece: bytes) -> None:
         nonlocal crc
+        stop.check()
         checker.update(piece)
         if digest is not checker:
             digest.update(piece)
@@ -172,8 +176,11 @@ def _extract(archive: WheelArchive, item: _Member, wheel: str) -> str:
     return b64(digest.digest())
 
 
-def _extract_all(archive: WheelArchive, members: list[_Member], wheel: str) -> list[str]:
-    """Extract every member, several at a time; the first failure stops the rest."""
+def _extract_all(
+    archive: WheelArchive, members: list[_Member], wheel: str, stop: CancelToken
+) -> list[str]:
+    """Extract every member, several at a time; the first failure (or an interrupt) stops the
+    rest, and every thread has ended when this returns or raises."""
     digests: list[str] = [""] * len(members)
     # largest first, so that one big file does not end up alone at the end
     queue = iter(sorted(members, key=lambda m: m.member.compress_size, reverse=True))
@@ -187,9 +194,11 @@ def _extract_all(archive: WheelArchive, members: list[_Member], wheel: str) -> l
             if item is None:
                 return
             try:
-                small = item.member.file_size <= _WHOLE
-                extract = _extract_small if small else _extract
-                digests[item.index] = extract(archive, item, wheel)
+                stop.check()
+                if item.member.file_size <= _WHOLE:
+                    digests[item.index] = _extract_small(archive, item, wheel)
+                else:
+                    digests[item.index] = _extract(archive, item, wheel, stop)
             except BaseException:
                 failed.set()  # the other threads stop at their next member
                 raise
@@ -207,12 +216,16 @@ def _extract_all(archive: WheelArchive, members: list[_Member], wheel: str) -> l
     return digests
 
 
-def unpack(wheel: Path, folder: Path, reporter: Reporter = SILENT) -> CachedLayout:
+def unpack(
+    wheel: Path, folder: Path, reporter: Reporter = SILENT, stop: CancelToken = CANCEL
+) -> CachedLayout:
     """Extract ``wheel`` into ``folder``, checking every member against RECORD on the way (one
     pass over the content). The archive is opened by the one wheel reader, which refuses
     unsafe names, overlapping members, disagreeing headers and zip bombs before anything is
     written; RECORD follows the rules of :mod:`fitwheel.wheel.record` (install's one leniency,
-    a row for a file the archive lacks, is a warning to ``reporter``)."""
+    a row for a file the archive lacks, is a warning to ``reporter``). ``stop``: the token
+    whose cancelling ends the work (:class:`~fitwheel.threads.Cancelled`), every thread of it
+    ended when this raises."""
     name = WheelFilename.parse(wheel.name)
     with WheelArchive(wheel) as archive:
         record = archive.record()
@@ -239,7 +252,7 @@ def unpack(wheel: Path, folder: Path, reporter: Reporter = SILENT) -> CachedLayo
             members.append(_Member(len(members), member, target, expected, executable))
         for parent in sorted(parents):
             os.makedirs(parent, exist_ok=True)
-        digests = _extract_all(archive, members, wheel.name)
+        digests = _extract_all(archive, members, wheel.name, stop)
         try:
             wheel_text = archive.read_member(f"{dist_info}/WHEEL").decode("utf-8")
         except UnicodeDecodeError as exc:

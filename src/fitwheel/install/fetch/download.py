@@ -8,6 +8,11 @@ once the hash matched, so an interrupted download never looks complete.
 (the installer starts each wheel the resolver pins, so downloading and unpacking overlap the rest
 of the resolution); :meth:`Downloader.fetch_all` then waits for those it started and fetches the
 others. A started download that turns out not to be needed only fills the cache.
+
+Every download looks for an interrupt (a :class:`~fitwheel.threads.CancelToken`) before it
+starts and before each chunk it writes; :meth:`Downloader.close` with ``wait`` cancels what is
+under way and returns once every download thread has ended, so that the caller may remove the
+folders they wrote to.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 
@@ -29,6 +35,7 @@ from fitwheel.index.findlinks import local_path
 from fitwheel.integrity import Hashes, HashMismatchError, Verifier
 from fitwheel.paths import CacheLayout, cached_wheel
 from fitwheel.reporter import SILENT, Reporter
+from fitwheel.threads import CANCEL, Cancelled, CancelToken, wait_through
 
 if TYPE_CHECKING:
     # the HTTP stack (urllib3, ssl) loads only where something is downloaded
@@ -70,11 +77,16 @@ class _HashingWriter:
     piece already on disk first; a restarted one starts the hashes over."""
 
     def __init__(
-        self, handle: BinaryIO, verifier: Verifier, observer: Precreator | None = None
+        self,
+        handle: BinaryIO,
+        verifier: Verifier,
+        observer: Precreator | None = None,
+        stop: CancelToken = CANCEL,
     ) -> None:
         self.handle = handle
         self.verifier = verifier
         self.observer = observer
+        self.stop = stop
 
     def seek(self, offset: int, whence: int = 0) -> int:
         self.verifier.reset()
@@ -85,6 +97,7 @@ class _HashingWriter:
         self.handle.seek(0)
         remaining = offset
         while remaining > 0:
+            self.stop.check()
             chunk = self.handle.read(min(1 << 20, remaining))
             if not chunk:
                 break
@@ -106,6 +119,7 @@ class _HashingWriter:
             self.observer.feed(data)
 
     def write(self, data: bytes) -> int:
+        self.stop.check()  # a chunk of the HTTP session's size: an interrupt is seen at once
         self._update(data)
         return self.handle.write(data)  # a write error: the session names the file
 
@@ -170,10 +184,11 @@ def default_cache_dir() -> Path:
     return CacheLayout.locate(None, os.environ).wheels
 
 
-def _verify_file(path: Path, verifier: Verifier) -> str:
+def _verify_file(path: Path, verifier: Verifier, stop: CancelToken = CANCEL) -> str:
     """Check the file at ``path``; return its sha256."""
     with path.open("rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
+            stop.check()
             verifier.update(chunk)
     verifier.verify()
     return verifier.sha256
@@ -187,8 +202,11 @@ class Downloader:
         jobs: int = 4,
         prepare: Callable[[DownloadItem], Precreator | None] | None = None,
         unpacked: Callable[[str], bool] | None = None,
+        stop: CancelToken | None = None,
     ) -> None:
         self.session = session
+        #: what ends the downloads under way: cancelled by an interrupt, or by close(wait=True)
+        self.stop = CancelToken(CANCEL) if stop is None else stop
         self.cache_dir = default_cache_dir() if cache_dir is None else cache_dir
         self.jobs = jobs
         #: for a wheel about to be downloaded: something that creates its files meanwhile
@@ -196,6 +214,8 @@ class Downloader:
         #: whether a wheel (by sha256) is unpacked already (then its cached file is not read)
         self.unpacked = unpacked
         self._pool: ThreadPoolExecutor | None = None
+        #: every download submitted to the pool (close(wait=True) waits for them to end)
+        self._submitted: list[Future[Downloaded]] = []
         #: url -> (item, its fetch) for downloads begun by start()
         self._started: dict[str, tuple[DownloadItem, Future[Downloaded]]] = {}
 
@@ -207,7 +227,9 @@ class Downloader:
     ) -> Future[Downloaded]:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=max(1, self.jobs))
-        return self._pool.submit(self._one, item, reporter, then)
+        future = self._pool.submit(self._one, item, reporter, then)
+        self._submitted.append(future)
+        return future
 
     def _one(
         self,
@@ -233,19 +255,34 @@ class Downloader:
             self._started[item.url] = (item, self._submit(item, reporter, then))
 
     def close(self, *, wait: bool = False) -> None:
-        """Stop the downloads not begun yet; those under way finish on their own (``wait``:
-        before this returns)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=wait, cancel_futures=True)
-            self._pool = None
+        """Stop the downloads not begun yet. Those under way finish on their own, unless
+        ``wait``: then they stop at their next chunk (their partial files stay, to be resumed),
+        and every download thread has ended when this returns, even through an interrupt
+        (raised once they have)."""
+        pool, self._pool = self._pool, None
+        submitted, self._submitted = self._submitted, []
+        if pool is None:
+            return
+        pool.shutdown(wait=False, cancel_futures=True)
+        if not wait:
+            return
+        self.stop.cancel()
+        try:
+            # the futures, not the threads: a future is done once its download (and what runs
+            # after it) has ended, and waiting for one is safe to repeat after an interrupt
+            wait_through(lambda: futures_wait(submitted))
+        finally:
+            self.stop.clear()  # every download of this token has ended: later ones may run
 
     def _cached(self, sha256: str, filename: str) -> Path:
         return Path(cached_wheel(self.cache_dir, sha256, filename))
 
     def fetch(self, item: DownloadItem, reporter: Reporter = SILENT) -> Downloaded:
+        self.stop.check()  # nothing new is begun once the work is to stop
         local = local_path(item.url)
         if local is not None:
-            return Downloaded(item, local, _verify_file(local, item.verifier(str(local))), True)
+            verified = _verify_file(local, item.verifier(str(local)), self.stop)
+            return Downloaded(item, local, verified, True)
         known = item.known_sha256
         if known is not None:
             cached = self._cached(known, item.filename)
@@ -281,7 +318,7 @@ class Downloader:
         verifier = item.verifier(redact(item.url))
         with _claim(part) as (handle, path):
             start = os.fstat(handle.fileno()).st_size
-            writer = _HashingWriter(handle, verifier, prepared)
+            writer = _HashingWriter(handle, verifier, prepared, self.stop)
             resumed = self.session.download(
                 item.url,
                 cast(BinaryIO, writer),
@@ -317,7 +354,7 @@ class Downloader:
         if self.unpacked is not None and self.unpacked(sha256):
             return True
         try:
-            _verify_file(cached, item.verifier(str(cached)))
+            _verify_file(cached, item.verifier(str(cached)), self.stop)
             return True
         except (HashMismatchError, OSError):
             with contextlib.suppress(OSError):
@@ -345,9 +382,11 @@ class Downloader:
                 futures.append(self._submit(item, reporter, then))
         try:
             return [f.result() for f in futures]
-        except BaseException:
+        except BaseException as exc:
             for f in futures:
                 f.cancel()
+            if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Cancelled):
+                CANCEL.cancel()  # the downloads under way stop; close(wait=True) waits for them
             raise
 
     def clear(self) -> None:

@@ -1,5 +1,10 @@
 """Downloads into the wheel cache, each wheel unpacked into the unpacked-wheel cache as soon as
-it is there (while the others still download); some start while the resolver is still pinning."""
+it is there (while the others still download); some start while the resolver is still pinning.
+
+The downloads and the unpacking run on worker threads that share one
+:class:`~fitwheel.threads.CancelToken`, cancelled by an interrupt (Ctrl-C, SIGTERM) or by
+:meth:`Fetcher.close` with ``wait``, which returns only once every one of them has ended: what
+they wrote (a temporary cache with ``--no-cache-dir``) can then be removed whole."""
 
 from __future__ import annotations
 
@@ -8,8 +13,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from fitwheel.install.cache.unpacked import UnpackedCache
+from fitwheel.install.env.signals import deferred
 from fitwheel.install.fetch.download import Downloaded, Downloader, DownloadItem
 from fitwheel.reporter import Reporter
+from fitwheel.threads import CANCEL, CancelToken
 
 if TYPE_CHECKING:
     from fitwheel.index.http import Session
@@ -31,7 +38,11 @@ class Fetcher:
         jobs: int,
         verify: bool,
     ) -> None:
-        self.unpacked = UnpackedCache(layout.unpacked, verify=verify, reporter=reporter)
+        #: ends the downloads and the unpacking under way (an interrupt cancels it too)
+        self.stop = CancelToken(CANCEL)
+        self.unpacked = UnpackedCache(
+            layout.unpacked, verify=verify, reporter=reporter, stop=self.stop
+        )
         self.reporter = reporter
         self.downloader = Downloader(
             session,
@@ -39,6 +50,7 @@ class Fetcher:
             jobs=jobs,
             prepare=self._prepare,
             unpacked=self.unpacked.has,
+            stop=self.stop,
         )
 
     def _prepare(self, item: DownloadItem) -> Precreator | None:
@@ -66,5 +78,10 @@ class Fetcher:
         return self.downloader.fetch_all(items, self.reporter, then=self._unpack)
 
     def close(self, *, wait: bool = False) -> None:
-        self.downloader.close(wait=wait)
-        self.unpacked.close()
+        """Release the cache entries used. ``wait``: the downloads and unpacking still under
+        way (wheels begun but not needed, or the rest after a failure or an interrupt) stop at
+        their next chunk, and all have ended when this returns. A signal meanwhile waits for
+        the end of the command (the cleanup is not cut short)."""
+        with deferred():
+            self.downloader.close(wait=wait)
+            self.unpacked.close()

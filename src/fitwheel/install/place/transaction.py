@@ -34,7 +34,12 @@ environment.
 
 SIGTERM and SIGINT become :class:`KeyboardInterrupt` for a whole install (:func:`interruptible`,
 :mod:`fitwheel.install.env.signals`): a transaction not yet committing is dropped, one committing
-rolls back, and while rolling back or finishing the signal waits (:func:`deferred`).
+rolls back, and while rolling back or finishing the signal waits (:func:`deferred`). While files
+are placed the signal is seen between steps (:func:`checkpoint`) and by the placing loops
+themselves (:data:`fitwheel.threads.CANCEL`, every file copied and every few thousand linked),
+so that a commit copying a large wheel rolls back promptly too. Once the journal says
+``committed``, a signal no longer undoes anything: the install stands, and the command exits as
+interrupted.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ from fitwheel.install.env.recovery import (
     write_journal,
 )
 from fitwheel.install.env.signals import checkpoint, deferred, interruptible
+from fitwheel.threads import CANCEL, run_threads
 
 __all__ = ["Entry", "LinkGroup", "Operation", "Transaction"]
 
@@ -279,6 +285,9 @@ class Transaction:
             if hook is not None:
                 hook(None)
             finish(self.folder, [op.final for op in self.operations if op.staged is None])
+            # a signal that came once the last step had passed its checkpoint ends the command
+            # now, the install standing (not after the work that follows, byte-compiling)
+            checkpoint()
 
     def _scratch(self) -> str | None:
         """Where files copied into shared folders are made first (the transaction folder, on
@@ -569,8 +578,6 @@ def _place_all(
         return
     import functools
 
-    from fitwheel.threads import run_threads
-
     # contiguous slices: a wheel lists each folder's files together, so threads rarely share one
     targets = []
     for group in groups:
@@ -605,6 +612,10 @@ def _make_folders(group: LinkGroup) -> None:
             os.mkdir(dst + folder)
 
 
+#: hard links made between two looks for an interrupt (a link is a short call into the kernel)
+_LINKS_BETWEEN_CHECKS = 4096
+
+
 def _link_names(dst: str, src: str, names: list[str]) -> tuple[list[str], bool]:
     """Hard-link ``src + name`` to ``dst + name`` for each name, in order, into folders that
     exist. Returns the names left from the first link that failed for another reason than an
@@ -612,9 +623,11 @@ def _link_names(dst: str, src: str, names: list[str]) -> tuple[list[str], bool]:
     link = os.link
     done = 0
     try:
-        for name in names:
-            link(src + name, dst + name)
-            done += 1
+        for start in range(0, len(names), _LINKS_BETWEEN_CHECKS):
+            CANCEL.check()
+            for name in names[start : start + _LINKS_BETWEEN_CHECKS]:
+                link(src + name, dst + name)
+                done += 1
     except FileExistsError:
         raise
     except FileNotFoundError:
@@ -633,6 +646,7 @@ def _place_names(
     try_link = link_mode == "hardlink"
     made: set[str] = set()
     for name in names:
+        CANCEL.check()  # a copy of a large file takes a while: an interrupt rolls back first
         folder = name.rpartition("/")[0]
         if folder not in made:
             try:
