@@ -21,7 +21,7 @@ from fitwheel.index.http import Session
 from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
 from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
-from fitwheel.resolve.provider import Provider, SharedMetadata
+from fitwheel.resolve.provider import Provider, SharedMetadata, identify_requirement
 from fitwheel.resolve.requirements import UserInput
 from fitwheel.variants.names import canonicalize_name
 from fitwheel.wheel.metadata import CoreMetadata
@@ -160,10 +160,14 @@ def resolve(
         for name, version in (installed or {}).items()
         if not (upgrade and name in requested)
     }
+    roots_order: dict[str, int] = {}
+    for item in user.requirements:
+        roots_order.setdefault(identify_requirement(item.requirement), len(roots_order))
     provider = Provider(
         source,
         session,
         environment,
+        requested=roots_order,
         constraints=constraints,
         no_deps=no_deps,
         preferred=preferred,
