@@ -49,7 +49,8 @@ def for_network(dest: Path, default_index: str, unreachable: str) -> Path:
     older ``${INDEX_HOST}`` lines are pointed where a run can reach: ``https://${INDEX_HOST}/whl/``
     (PyTorch's download root) at ``${TORCH_INDEX}/whl/``, ``https://${INDEX_HOST}/simple`` (a
     mirror of the default index) at ``default_index``, and every other use of the host at
-    ``unreachable`` (a private index or VCS host that this machine cannot reach)."""
+    ``unreachable`` (a host name, for a private index or VCS host that this machine cannot
+    reach)."""
     shutil.copytree(DATA, dest)
     for path in dest.rglob("*.txt"):
         text = path.read_text(encoding="utf-8")

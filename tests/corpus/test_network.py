@@ -12,7 +12,7 @@ read pip's built-in default index. The corpus's hosts are filled in as follows:
   so it cannot stand in for it.
 - the older files' ``https://${INDEX_HOST}/simple`` (a mirror of the default index): the
   default index; ``https://${INDEX_HOST}/whl/``: the stand-in; every other host (private
-  indexes, VCS hosts): a loopback port nothing listens on, which both tools pass over with a
+  indexes, VCS hosts): a host name that does not resolve, which both tools pass over with a
   warning (fitwheel with ``--unreachable-index warn``, pip by default).
 
 The rule: no file where pip succeeds and fitwheel fails, and the same names and versions where
@@ -39,7 +39,7 @@ from packaging.utils import canonicalize_name
 
 from tests.corpus.corpus import corpus_files, for_network
 from tests.corpus.torch_links import build_torch_links
-from tests.kit import clean_env, free_port, make_venv, serve_static
+from tests.kit import clean_env, make_venv, serve_static
 
 pytestmark = [
     pytest.mark.network,
@@ -54,9 +54,12 @@ FILES = corpus_files()
 #: files whose resolution pip cannot finish here either (local projects that are not there,
 #: VCS and private hosts nothing answers at, made-up hashes): fitwheel must fail too, or agree
 PIP_FAILS = {
-    "local.txt",
-    "vcs.txt",
-    "web/dev.txt",
+    "compiled.txt",  # a hash-checked lock that leaves requests' dependencies out
+    "continued.txt",  # one --hash turns hash-checking on for lines that have none
+    "local.txt",  # editable and local projects that are not there
+    "offline.txt",  # --no-index with an empty folder
+    "vcs.txt",  # repositories on a host nothing answers at
+    "web/dev.txt",  # -e ../../.., not a project here
 }
 
 #: file -> the documented rule that explains why fitwheel's set differs from pip's
@@ -74,7 +77,7 @@ def default_index() -> str:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     root = tmp_path_factory.mktemp("corpus-run")
     mirror = build_torch_links(root / "mirror")
-    unreachable = f"127.0.0.1:{free_port()}"
+    unreachable = "packages.unreachable.invalid"  # a name no resolver answers for
     corpus = for_network(root / "corpus", default_index(), unreachable)
     target = make_venv(root / "target", via="venv")
     work = root / "work" / "a" / "b"  # relative local paths in the files lead nowhere
