@@ -41,8 +41,13 @@ class Preferences:
     __slots__ = ("_conflicts", "promoted", "requested")
 
     def __init__(self, requested: Mapping[str, int] | None = None) -> None:
-        #: identifier -> the position of the user's first requirement of it
-        self.requested: Mapping[str, int] = {} if requested is None else requested
+        #: identifier -> the position of the user's first requirement of it; a project
+        #: requested only with extras takes the position of its first extras requirement
+        self.requested: dict[str, int] = {}
+        for identifier, position in (requested or {}).items():
+            for key in (identifier, identifier.split("[", 1)[0]):
+                if position < self.requested.get(key, position + 1):
+                    self.requested[key] = position
         self._conflicts: dict[str, int] = {}
         #: projects decided before the others: they kept turning up undecided in conflicts
         self.promoted: set[str] = set()
