@@ -141,3 +141,16 @@ def test_the_sdist_of_a_version_whose_wheel_conflicts_is_never_built(tmp_path: P
         chosen, built = _fitwheel(url, tmp_path / "files", requirements)
     assert chosen == {"storefs": "0.4.2", "awsclient": "1.5", "corelib": "1.5"}
     assert built == ["storefs-0.4.2.tar.gz"]
+
+
+def test_the_sdist_still_stands_in_for_a_wheel_that_cannot_be_used(tmp_path: Path) -> None:
+    """A wheel whose own metadata excludes this interpreter is not a usable wheel: the sdist of
+    that version is still a candidate (and is built for its metadata)."""
+    files = tmp_path / "files"
+    make_wheel(files, "oldlib", "1.0", requires_python=">=3.99")
+    make_sdist(files, "oldlib", "1.0")
+    build_simple_index(files, tmp_path / "site")
+    with serve(tmp_path / "site") as (url, _state):
+        chosen, built = _fitwheel(url, files, ["oldlib"])
+    assert chosen == {"oldlib": "1.0"}
+    assert built == ["oldlib-1.0.tar.gz"]
