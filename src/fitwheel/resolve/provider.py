@@ -30,6 +30,7 @@ from fitwheel.index.http import Session
 from fitwheel.index.metadata import fetch_metadata
 from fitwheel.resolve.abideps import AbiPolicy
 from fitwheel.resolve.candidates import Candidate, CandidateSource
+from fitwheel.resolve.preference import PreferenceKey, Preferences
 from fitwheel.variants.errors import VariantError
 from fitwheel.variants.markers import evaluate_marker
 from fitwheel.variants.names import canonicalize_name
@@ -92,10 +93,14 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         shared: SharedMetadata | None = None,
         ahead: Provider | None = None,
         abi: AbiPolicy | None = None,
+        requested: Mapping[str, int] | None = None,
     ) -> None:
         self.source = source
         #: the dependency versions abi_dependency builds are matched against
         self.abi = AbiPolicy() if abi is None else abi
+        #: the order projects are decided in (``requested``: the position of each of the
+        #: user's requirements, by identifier)
+        self.preferences = Preferences(requested)
         self.session = session
         self.environment = environment
         self.constraints: Mapping[NormalizedName, SpecifierSet] = (
@@ -151,6 +156,22 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
             return str(cand.name)
         return identify_requirement(requirement_or_candidate)
 
+    def narrow_requirement_selection(
+        self,
+        identifiers: Iterable[str],
+        resolutions: Mapping[str, Candidate],
+        candidates: Mapping[str, Iterator[Candidate]],
+        information: Mapping[str, Iterator[Any]],
+        backtrack_causes: Sequence[Any],
+    ) -> Iterable[str]:
+        """The projects to decide next, before the order of :meth:`get_preference`: those in the
+        conflict that made the resolver walk back (the requirements and the candidates that
+        asked for them), else those that keep turning up unpinned in conflicts (see
+        :class:`Preferences`), else all."""
+        return self.preferences.narrow(
+            list(identifiers), resolutions, backtrack_causes, self.identify
+        )
+
     def get_preference(
         self,
         identifier: str,
@@ -158,15 +179,9 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         candidates: Mapping[str, Iterator[Candidate]],
         information: Mapping[str, Iterable[Any]],
         backtrack_causes: Sequence[Any],
-    ) -> tuple[bool, bool, bool, str]:
-        infos = information.get(identifier, ())
-        pinned = any(self._pinned(info.requirement.specifier) for info in infos)
-        caused = bool(backtrack_causes) and any(
-            identifier in (c.requirement.name, self.identify(c.requirement))
-            for c in backtrack_causes
-        )
-        # extras after their base, so the base version is decided first
-        return (not caused, not pinned, "[" in identifier, identifier)
+    ) -> PreferenceKey:
+        specifiers = [info.requirement.specifier for info in information.get(identifier, ())]
+        return self.preferences.key(identifier, specifiers, self._pinned)
 
     def find_matches(
         self,
@@ -215,8 +230,17 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         def generate() -> Iterator[Candidate]:
             # lazily: a version's variant metadata is read only if the resolver gets that far
             for version in chosen:
+                # a version's sdist only where it has no usable non-variant wheel: both declare
+                # the same dependencies, so once the wheel is offered (or turned down) building
+                # the sdist could only be turned down the same way (pip offers one file per
+                # version)
+                has_wheel = False
                 for cand in self.source.version_candidates(name, version):
+                    plain = not cand.is_sdist and cand.variant is None
+                    if cand.is_sdist and has_wheel:
+                        continue
                     if (cand.version, cand.link.url, cand.abi) in bad:
+                        has_wheel = has_wheel or plain
                         continue
                     if cand.abi and self.abi.refuses(cand) is not None:
                         continue  # built for another version of a dependency that stays
@@ -236,6 +260,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
                         continue
                     if not self._python_ok(cand):
                         continue
+                    has_wheel = has_wheel or plain
                     yield cand.with_extras(extras) if extras else cand
 
         # a factory, not an iterator: resolvelib lists an iterator at once but calls a factory

@@ -22,7 +22,7 @@ from fitwheel.platform.coverage import unserved_gpus
 from fitwheel.platform.profile import Device
 from fitwheel.resolve.abideps import abi_notices, abi_policy, explain_refusals
 from fitwheel.resolve.candidates import Candidate, CandidateSource, VersionTrace
-from fitwheel.resolve.provider import Provider, SharedMetadata
+from fitwheel.resolve.provider import Provider, SharedMetadata, identify_requirement
 from fitwheel.resolve.requirements import UserInput
 from fitwheel.variants.names import canonicalize_name
 from fitwheel.wheel.metadata import CoreMetadata
@@ -177,10 +177,14 @@ def resolve(
     decisions: list[str] = []
     roots = _roots(user, environment, decisions)
     abi = abi_policy(roots, constraints, preferred, environ=abi_environ, no_deps=no_deps)
+    roots_order: dict[str, int] = {}
+    for item in user.requirements:
+        roots_order.setdefault(identify_requirement(item.requirement), len(roots_order))
     provider = Provider(
         source,
         session,
         environment,
+        requested=roots_order,
         constraints=constraints,
         no_deps=no_deps,
         preferred=preferred,
