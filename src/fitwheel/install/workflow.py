@@ -166,7 +166,10 @@ def _run_locked(
     fetcher: Fetcher,
     sources: SourceBuilds,
 ) -> InstallOutcome:
-    config, source, router = _candidate_source(request, env, session, user, target, profile)
+    recorder = Recorder(reporter)
+    config, source, router = _candidate_source(
+        request, env, session, user, target, profile, recorder
+    )
     # Hold the environment from the moment its contents are read until the install is done,
     # so that two installs at once cannot both plan against the same old state.
     with EnvironmentSession(reporter=reporter) as envs:
@@ -186,7 +189,7 @@ def _run_locked(
             fetcher=fetcher,
             sources=sources,
             router=router,
-            reporter=Recorder(reporter),
+            reporter=recorder,
         )
         for line in ignored(user.options):  # options of the user's files that pip alone reads
             ctx.reporter.warning(line)
@@ -197,6 +200,10 @@ def _run_locked(
             for line in envs.recovered:
                 ctx.reporter.warning(line)
         outcome.warnings = ctx.reporter.warnings
+        outcome.skipped_indexes = dict(source.finder.skipped)
+        if outcome.skipped_indexes and outcome.remember_blocked is None:
+            # made without an index that may answer next time: never answered from memory
+            outcome.remember_blocked = "an index could not be reached"
         return outcome
 
 
@@ -220,6 +227,7 @@ def _candidate_source(
     user: UserInput,
     target: Target | None,
     profile: Profile | None,
+    reporter: Reporter,
 ) -> tuple[IndexConfig, CandidateSource, Router | None]:
     """The indexes (credentials added), and where the resolver finds candidates in them."""
     config = load_index_config(
@@ -252,7 +260,15 @@ def _candidate_source(
     )
     router = _router(request, env, user, target, profile, config)
     source = CandidateSource(
-        Finder(config, session, request.sources.index_strategy, route=router), options
+        Finder(
+            config,
+            session,
+            request.sources.index_strategy,
+            route=router,
+            unreachable_index=request.sources.unreachable_index,
+            reporter=reporter,
+        ),
+        options,
     )
     return config, source, router
 

@@ -131,6 +131,8 @@ class _Shared:
         self.lock = threading.Lock()
         self.pages: dict[tuple[str, str], list[Link] | None] = {}
         self.files: dict[str, bytes] = {}
+        #: the indexes left out because they could not be reached (each said once)
+        self.skipped: dict[str, str] = {}
 
 
 class _SharedFinder(Finder):
@@ -142,11 +144,18 @@ class _SharedFinder(Finder):
         self,
         config: IndexConfig,
         session: Session,
-        strategy: str,
+        sources: SourceOptions,
         shared: _Shared,
         route: Router | None = None,
     ) -> None:
-        super().__init__(config, session, strategy, route=route)
+        super().__init__(
+            config,
+            session,
+            sources.index_strategy,
+            route=route,
+            unreachable_index=sources.unreachable_index,
+            skipped=shared.skipped,
+        )
         self._shared = shared
 
     def page(self, index_url: str, key: str) -> list[Link] | None:
@@ -247,7 +256,7 @@ def run_lock(
     routers: list[Router | None] = []
     for target in targets:
         router = _router(request, user, target, config)
-        finder = _SharedFinder(config, session, sources.index_strategy, pages, router)
+        finder = _SharedFinder(config, session, sources, pages, router)
         options = Options(
             target=target.target,
             python_version=target.environment["python_full_version"],
@@ -270,6 +279,7 @@ def run_lock(
             )
         except ResolutionError as exc:  # the torch backend route's failures included
             dropped = "".join(f" ({line})" for line in router.notices()) if router else ""
+            dropped += "".join(f" ({line})" for line in _skipped_warnings(pages))
             raise ResolutionError(
                 f"target {target.name} ({target.source}): {exc}{dropped}"
             ) from None
@@ -279,8 +289,19 @@ def run_lock(
     lock = _build(user, targets, resolutions, finders, shared, session, routers)
     # what is written must read back: the reader's checks (hashes, variants-json) apply
     lock = loads_lock(lock.dumps(), "the new lock")
-    warnings = [*ignored(user.options), *_torch_warnings(targets, routers)]
+    warnings = [
+        *_skipped_warnings(pages),
+        *ignored(user.options),
+        *_torch_warnings(targets, routers),
+    ]
     return LockOutcome(lock, targets, resolutions, config, warnings, routers)
+
+
+def _skipped_warnings(shared: _Shared) -> list[str]:
+    """One warning per index left out because it could not be reached."""
+    from fitwheel.index.finder import skipped_warning
+
+    return [skipped_warning(url, reason) for url, reason in shared.skipped.items()]
 
 
 def _router(
