@@ -17,6 +17,7 @@ resolved and installed by fitwheel, with the request's indexes, caches and forma
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +37,7 @@ from fitwheel.install.outcome import InstallOutcome, Planned
 from fitwheel.install.placement import place_stage
 from fitwheel.install.planning import add_torch_warnings, plan_stage
 from fitwheel.install.request import InstallRequest
+from fitwheel.install.targetdir import move_into_target, prefix_environment, staging_environment
 from fitwheel.options import PlacementOptions, ResolutionOptions
 from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.platform.profile import Profile
@@ -90,6 +92,15 @@ def _check_configured_files(settings: PipSettings) -> None:
             )
 
 
+def _interpreter(request: InstallRequest) -> str | None:
+    """The interpreter ``--python`` names; with ``--target`` or ``--prefix`` and neither it
+    nor an active virtual environment, the one running fitwheel (as pip uses its own)."""
+    elsewhere = request.target_dir is not None or request.prefix is not None
+    if request.python is None and not request.env.get("VIRTUAL_ENV") and elsewhere:
+        return sys.executable
+    return request.python
+
+
 def _run_install(
     request: InstallRequest,
     root: Path,
@@ -98,11 +109,12 @@ def _run_install(
     reporter: Reporter,
 ) -> InstallOutcome:
     layout = CacheLayout(root)
-    env = inspect_environment(request.python, request.env, cache_dir=layout.envs)
+    env = inspect_environment(_interpreter(request), request.env, cache_dir=layout.envs)
     settings = load_pip_settings(env=request.env, site_prefix=str(env.prefix))
     request = request.with_pip_settings(settings)
     _check_configured_files(settings)
-    if env.externally_managed and not request.placement.break_system_packages:
+    elsewhere = request.target_dir is not None or request.prefix is not None
+    if env.externally_managed and not request.placement.break_system_packages and not elsewhere:
         raise FitwheelError(
             f"{env.python} belongs to the operating system's Python, whose packages the system "
             "package manager owns (PEP 668): create a virtual environment and pass --python "
@@ -173,6 +185,7 @@ def _run_locked(
     # Hold the environment from the moment its contents are read until the install is done,
     # so that two installs at once cannot both plan against the same old state.
     with EnvironmentSession(reporter=reporter) as envs:
+        env = _placed_in(request, env, envs)
         if request.dry_run:
             envs.look_at(env)
         else:
@@ -194,6 +207,15 @@ def _run_locked(
         for line in ignored(user.options):  # options of the user's files that pip alone reads
             ctx.reporter.warning(line)
         outcome = _stages(ctx)
+        if request.target_dir is not None:
+            outcome.environment = env.replace(prefix=Path(request.target_dir).absolute())
+            if outcome.installed is not None:
+                move_into_target(
+                    env,
+                    Path(request.target_dir),
+                    upgrade=request.resolution.upgrade,
+                    reporter=ctx.reporter,
+                )
         if outcome.installed is not None:
             outcome.installed.notes[:0] = envs.recovered
         else:  # nothing installed: what recovery did is a warning
@@ -205,6 +227,18 @@ def _run_locked(
             # made without an index that may answer next time: never answered from memory
             outcome.remember_blocked = "an index could not be reached"
         return outcome
+
+
+def _placed_in(
+    request: InstallRequest, env: TargetEnvironment, envs: EnvironmentSession
+) -> TargetEnvironment:
+    """Where the wheels go: ``env``, or under ``--prefix``, or (``--target``) a staging
+    folder whose contents are moved into the target after (:mod:`.targetdir`)."""
+    if request.prefix is not None:
+        return prefix_environment(env, Path(request.prefix))
+    if request.target_dir is not None:
+        return staging_environment(env, Path(request.target_dir), envs, dry_run=request.dry_run)
+    return env
 
 
 def _stages(ctx: InstallContext) -> InstallOutcome:
