@@ -254,6 +254,20 @@ def _stages(ctx: InstallContext) -> InstallOutcome:
     return outcome
 
 
+def index_source(
+    request: InstallRequest,
+    env: TargetEnvironment,
+    session: Session,
+    target: Target | None,
+    profile: Profile | None,
+    reporter: Reporter = SILENT,
+) -> tuple[IndexConfig, CandidateSource, Router | None]:
+    """Where an install of ``request``'s sources would find candidates for ``env`` and the
+    target (its indexes, find-links and torch or variant route), without requirements: for
+    asking what the newest installable version of a project is (``list --outdated``)."""
+    return _candidate_source(request, env, session, UserInput(), target, profile, reporter)
+
+
 def _candidate_source(
     request: InstallRequest,
     env: TargetEnvironment,
