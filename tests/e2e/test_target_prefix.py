@@ -189,3 +189,17 @@ def test_prefix_lays_out_as_pip(tmp_path: Path, wheels: Path, venv: Path) -> Non
 def test_target_and_prefix_together_are_refused(tmp_path: Path, venv: Path) -> None:
     done = fitwheel(tmp_path, "--python", str(venv), "-t", "a", "--prefix", "b", "x")
     assert done.returncode == 2 and "not allowed with" in done.stderr
+
+
+def test_target_without_an_environment_and_dry_run(tmp_path: Path, wheels: Path) -> None:
+    """No --python and no active environment: the interpreter running fitwheel, as pip uses its
+    own; --dry-run leaves the target untouched."""
+    target = tmp_path / "t"
+    src = ("--no-index", "-f", str(wheels), "helper==2.0")
+    planned = fitwheel(tmp_path, "-t", str(target), *src, "--dry-run")
+    assert planned.returncode == 0, planned.stderr
+    assert "Would install: helper 2.0" in planned.stdout
+    assert not target.exists()
+    done = fitwheel(tmp_path, "-t", str(target), *src)
+    assert done.returncode == 0, done.stderr
+    assert (target / "helper.py").read_text() == "V = 2\n"

@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 
 from fitwheel.cli.main import main
-from tests.kit import build_simple_index, free_port, make_venv, make_wheel, serve
+from tests.kit import (
+    build_simple_index,
+    free_port,
+    make_venv,
+    make_wheel,
+    self_signed_cert,
+    serve,
+)
 from tests.torchbackend.machines import machine_profile
 
 Fitwheel = Callable[..., tuple[int, str, str]]
@@ -202,3 +209,20 @@ def test_download_and_lock_follow_the_option(
     rc, _out, err = fitwheel(*args, "--profile", str(profile), "--unreachable-index", "warn")
     assert rc == 0, err
     assert "helper" in lock.read_text()
+
+
+def test_a_tls_failure_is_unreachable_too(
+    fitwheel: Fitwheel, good: str, site: Path, venv: Path, tmp_path: Path
+) -> None:
+    """An index whose certificate is not trusted gives no answer fitwheel may read."""
+    tls = self_signed_cert(tmp_path / "tls")
+    with serve(site.parent, tls=tls) as (untrusted, _state):
+        extra = f"{untrusted}/simple/"
+        args = ("install", "app", "-i", good, "--extra-index-url", extra, "--python", str(venv))
+        rc, _out, err = fitwheel(*args)
+        assert rc == 1 and f"the index {extra} (--extra-index-url) cannot be reached" in err
+        rc, _out, err = fitwheel(*args, "--unreachable-index", "warn")
+    assert rc == 0, err
+    assert installed(venv, "app") == "1"
+    (line,) = [line for line in err.splitlines() if extra in line]
+    assert "certificate" in line.lower()
