@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from packaging.version import InvalidVersion, Version
 
 from fitwheel._values import Frozen
+from fitwheel.variants.errors import VariantError
 from fitwheel.variants.names import canonicalize_name
 
 if TYPE_CHECKING:
@@ -89,7 +90,12 @@ def latest_versions(
     pre = request.resolution.pre
 
     def one(name: str) -> Latest | None:
-        return _latest(source, router, name, pre)
+        try:
+            return _latest(source, router, name, pre)
+        except VariantError as exc:
+            # one project's broken variant metadata does not hide the others' answers
+            reporter.warning(f"{name}: its newest version is not known here ({exc})")
+            return None
 
     with ThreadPoolExecutor(max_workers=max(1, min(8, request.placement.jobs * 2))) as pool:
         found = list(pool.map(one, names))
