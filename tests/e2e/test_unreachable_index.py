@@ -194,8 +194,11 @@ def test_download_and_lock_follow_the_option(
     args = ("download", "app", "-d", str(dest), "-i", good, "--extra-index-url", dead)
     rc, _out, err = fitwheel(*args)
     assert rc == 1 and f"the index {dead} (--extra-index-url) cannot be reached" in err
-    rc, _out, err = fitwheel(*args, "--unreachable-index", "warn")
+    report = tmp_path / "download.json"
+    rc, _out, err = fitwheel(*args, "--unreachable-index", "warn", "--report", str(report))
     assert rc == 0, err
+    skipped = json.loads(report.read_text())["unreachable_indexes"]
+    assert [entry["url"] for entry in skipped] == [dead]
     assert sorted(p.name for p in dest.iterdir()) == [
         "app-1.0-py3-none-any.whl",
         "helper-2.0-py3-none-any.whl",
@@ -206,9 +209,17 @@ def test_download_and_lock_follow_the_option(
     args = ("lock", "app", "-i", good, "--extra-index-url", dead, "-o", str(lock))
     rc, _out, err = fitwheel(*args, "--profile", str(profile))
     assert rc == 1 and "--unreachable-index warn" in err
-    rc, _out, err = fitwheel(*args, "--profile", str(profile), "--unreachable-index", "warn")
+    report = tmp_path / "lock.json"
+    rc, out, err = fitwheel(
+        *args, "--profile", str(profile), "--unreachable-index", "warn",
+        "--report", str(report), "--explain",
+    )  # fmt: skip
     assert rc == 0, err
     assert "helper" in lock.read_text()
+    assert sum(dead in line for line in err.splitlines()) == 1, err
+    skipped = json.loads(report.read_text())["unreachable_indexes"]
+    assert [entry["url"] for entry in skipped] == [dead]
+    assert f"index left out, it could not be reached: {dead}" in out
 
 
 def test_a_tls_failure_is_unreachable_too(

@@ -130,6 +130,10 @@ def report_json(outcome: DownloadOutcome, dest: Path) -> dict[str, object]:
             "torch_backend": router.report() if router is not None else None,
         },
         "download": [f.report() for f in outcome.files],
+        # the indexes left out because they could not be reached (--unreachable-index warn)
+        "unreachable_indexes": [
+            {"url": url, "error": reason} for url, reason in outcome.skipped_indexes.items()
+        ],
     }
 
 

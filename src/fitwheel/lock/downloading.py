@@ -108,7 +108,7 @@ class DownloadedFile:
 
 
 class DownloadOutcome:
-    __slots__ = ("files", "notices", "router", "target", "warnings")
+    __slots__ = ("files", "notices", "router", "skipped_indexes", "target", "warnings")
 
     def __init__(
         self,
@@ -118,8 +118,11 @@ class DownloadOutcome:
         warnings: Sequence[str] = (),
         notices: Sequence[str] = (),
         router: Router | None = None,
+        skipped_indexes: dict[str, str] | None = None,
     ):
         self.target = target
+        #: index URL -> why it could not be reached: the indexes left out
+        self.skipped_indexes = {} if skipped_indexes is None else skipped_indexes
         self.files = files
         self.warnings = list(warnings)
         self.notices = list(notices)
@@ -350,12 +353,19 @@ def run_download(
         files = files_here(here, dest)
         if not dry_run:
             save_files(request, None, files, dest, jobs=jobs, reporter=reporter)
-        return DownloadOutcome(target, files, router=here.router)
+        return DownloadOutcome(
+            target, files, router=here.router, skipped_indexes=here.skipped_indexes
+        )
     outcome = resolve_download(request, target)
     files = plan_files(outcome, target, dest)
     if not dry_run:
         save_files(request, outcome, files, dest, jobs=jobs, reporter=reporter)
     router = outcome.routers[0] if outcome.routers else None
     return DownloadOutcome(
-        target, files, warnings=outcome.warnings, notices=outcome.notices, router=router
+        target,
+        files,
+        warnings=outcome.warnings,
+        notices=outcome.notices,
+        router=router,
+        skipped_indexes=outcome.skipped_indexes,
     )

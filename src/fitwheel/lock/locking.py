@@ -93,7 +93,15 @@ class LockRequest:
 
 
 class LockOutcome:
-    __slots__ = ("config", "lock", "resolutions", "routers", "targets", "warnings")
+    __slots__ = (
+        "config",
+        "lock",
+        "resolutions",
+        "routers",
+        "skipped_indexes",
+        "targets",
+        "warnings",
+    )
 
     def __init__(
         self,
@@ -111,6 +119,9 @@ class LockOutcome:
         self.warnings = warnings
         #: per target: where its torch projects came from (None: no torch-backend setting)
         self.routers: Sequence[Router | None] = routers or [None] * len(targets)
+        #: index URL -> why it could not be reached: the indexes left out
+        #: (``--unreachable-index warn``)
+        self.skipped_indexes: dict[str, str] = {}
 
     @property
     def notices(self) -> list[str]:
@@ -294,7 +305,9 @@ def run_lock(
         *ignored(user.options),
         *_torch_warnings(targets, routers),
     ]
-    return LockOutcome(lock, targets, resolutions, config, warnings, routers)
+    outcome = LockOutcome(lock, targets, resolutions, config, warnings, routers)
+    outcome.skipped_indexes = dict(pages.skipped)
+    return outcome
 
 
 def _skipped_warnings(shared: _Shared) -> list[str]:
