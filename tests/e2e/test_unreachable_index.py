@@ -237,3 +237,19 @@ def test_a_tls_failure_is_unreachable_too(
     assert installed(venv, "app") == "1"
     (line,) = [line for line in err.splitlines() if extra in line]
     assert "certificate" in line.lower()
+
+
+def test_a_torch_backend_index_of_the_users_own_is_never_left_out(
+    fitwheel: Fitwheel, good: str, venv: Path
+) -> None:
+    """A per-backend index named with --extra-index-url (no --torch-backend): leaving it out
+    would hand torch to another index, in another build."""
+    backend = f"http://127.0.0.1:{free_port()}/whl/cu128/"
+    rc, _out, err = fitwheel(
+        "install", "app", "-i", good, "--extra-index-url", backend, "--python", str(venv),
+        "--unreachable-index", "warn",
+    )  # fmt: skip
+    assert rc == 1
+    assert f"the index {backend} (--extra-index-url) cannot be reached" in err
+    assert "torch backend index, which --unreachable-index warn never leaves out" in err
+    assert installed(venv, "app") is None

@@ -25,7 +25,8 @@ would hand its projects to another index, which is what ``first-index`` prevents
 ``unreachable_index="warn"`` (pip's way) it is left out of the search for the rest of the run,
 with one warning naming it and the error (:attr:`Finder.skipped` keeps them for the reports).
 This applies to the indexes searched in order only: a project a route sends to its own index
-(a torch backend index, a variant index) stops the run when that index cannot be reached.
+(a torch backend index, a variant index) stops the run when that index cannot be reached, and
+so does a torch backend index among the user's own (:attr:`Finder.vital`).
 """
 
 from __future__ import annotations
@@ -71,15 +72,23 @@ class UnreachableIndexError(UnreachableError):
     """An index in the search order cannot be reached, and ``--unreachable-index`` is
     ``error`` (the default)."""
 
-    def __init__(self, index_url: str, origin: str, exc: UnreachableError) -> None:
+    def __init__(
+        self, index_url: str, origin: str, exc: UnreachableError, *, vital: bool = False
+    ) -> None:
+        way_on = (
+            "it is a torch backend index, which --unreachable-index warn never leaves out "
+            "(another index would hand over another build of torch): check the URL, the "
+            "network and the proxy settings."
+            if vital
+            else "check the URL, the network and the proxy settings, or go on without it as "
+            "pip does with --unreachable-index warn (also the setting: fitwheel config set "
+            "unreachable-index warn)."
+        )
         super().__init__(
             index_url,
             exc.reason,
             f"the index {redact(index_url)} ({origin}) cannot be reached: {exc.reason}. "
-            "fitwheel stops rather than take its packages from another index: check the URL, "
-            "the network and the proxy settings, or go on without it as pip does with "
-            "--unreachable-index warn (also the setting: fitwheel config set "
-            "unreachable-index warn).",
+            f"fitwheel stops rather than take its packages from another index: {way_on}",
         )
 
 
@@ -104,6 +113,7 @@ class Finder:
         "session",
         "skipped",
         "unreachable_index",
+        "vital",
     )
 
     def __init__(
@@ -117,6 +127,7 @@ class Finder:
         unreachable_index: str = "error",
         skipped: dict[str, str] | None = None,
         reporter: Reporter = SILENT,
+        vital: frozenset[str] = frozenset(),
     ) -> None:
         if index_strategy not in INDEX_STRATEGIES:
             raise FitwheelError(
@@ -135,6 +146,9 @@ class Finder:
         self.skipped: dict[str, str] = {} if skipped is None else skipped
         #: where the warning about an index left out goes
         self.reporter = reporter
+        #: indexes never left out, whatever ``unreachable_index`` says (torch backend indexes
+        #: among the user's)
+        self.vital = vital
         self.config = config
         self.session = session
         self.index_strategy = index_strategy
@@ -243,9 +257,10 @@ class Finder:
         try:
             return self.page(index_url, key)
         except UnreachableError as exc:
-            if self.unreachable_index != "warn":
+            vital = index_url in self.vital
+            if self.unreachable_index != "warn" or vital:
                 origin = self.config.origin_of(index_url)
-                raise UnreachableIndexError(index_url, origin, exc) from None
+                raise UnreachableIndexError(index_url, origin, exc, vital=vital) from None
             with self._lock:
                 first = index_url not in self.skipped
                 self.skipped.setdefault(index_url, exc.reason)

@@ -51,6 +51,7 @@ from fitwheel.variants.ordering import Target
 if TYPE_CHECKING:
     from fitwheel.resolve.formats import FormatControl
     from fitwheel.torchbackend.routing import Router
+    from fitwheel.torchbackend.settings import TorchSettings
 
 __all__ = ["InstallOutcome", "Planned", "cache_dir", "run_install"]
 
@@ -315,10 +316,21 @@ def _candidate_source(
             route=router,
             unreachable_index=request.sources.unreachable_index,
             reporter=reporter,
+            vital=backend_indexes(config, request.torch),
         ),
         options,
     )
     return config, source, router
+
+
+def backend_indexes(config: IndexConfig, torch: TorchSettings | None) -> frozenset[str]:
+    """The indexes searched that are PyTorch per-backend indexes (under the torch index root,
+    or any ``.../whl/<backend>``): never left out when they cannot be reached."""
+    from fitwheel.torchbackend.pins import url_backend
+    from fitwheel.torchbackend.settings import DEFAULT_INDEX_URL
+
+    root = torch.index_url if torch is not None else DEFAULT_INDEX_URL
+    return frozenset(url for url in config.search_order() if url_backend(url, root) is not None)
 
 
 def _formats(resolution: ResolutionOptions) -> FormatControl:

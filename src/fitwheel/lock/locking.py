@@ -158,6 +158,7 @@ class _SharedFinder(Finder):
         sources: SourceOptions,
         shared: _Shared,
         route: Router | None = None,
+        vital: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__(
             config,
@@ -166,6 +167,7 @@ class _SharedFinder(Finder):
             route=route,
             unreachable_index=sources.unreachable_index,
             skipped=shared.skipped,
+            vital=vital,
         )
         self._shared = shared
 
@@ -260,6 +262,9 @@ def run_lock(
         origins=sources.origins,
     )
     config = config.with_urls(session.add_credentials)
+    from fitwheel.install.workflow import backend_indexes
+
+    vital = backend_indexes(config, request.torch)  # never left out when unreachable
     pages = _Shared()
     shared = SharedMetadata()
     resolutions = []
@@ -267,7 +272,7 @@ def run_lock(
     routers: list[Router | None] = []
     for target in targets:
         router = _router(request, user, target, config)
-        finder = _SharedFinder(config, session, sources, pages, router)
+        finder = _SharedFinder(config, session, sources, pages, router, vital)
         options = Options(
             target=target.target,
             python_version=target.environment["python_full_version"],
