@@ -38,7 +38,7 @@ from fitwheel.errors import FitwheelError
 from fitwheel.index.auth import redact
 from fitwheel.index.config import IndexConfig
 from fitwheel.index.findlinks import FindLinksError, folder_links, local_path
-from fitwheel.index.http import HttpError, Session, UnreachableError
+from fitwheel.index.http import HttpError, Session, TimedOutError, UnreachableError
 from fitwheel.index.simple import (
     ACCEPT,
     Link,
@@ -75,20 +75,22 @@ class UnreachableIndexError(UnreachableError):
     def __init__(
         self, index_url: str, origin: str, exc: UnreachableError, *, vital: bool = False
     ) -> None:
+        check = "check the URL, the network and the proxy settings" + (
+            " (or allow more time with --timeout SECONDS)" if isinstance(exc, TimedOutError) else ""
+        )
         way_on = (
             "it is a torch backend index, which --unreachable-index warn never leaves out "
-            "(another index would hand over another build of torch): check the URL, the "
-            "network and the proxy settings."
+            f"(another index would hand over another build of torch): {check}."
             if vital
-            else "check the URL, the network and the proxy settings, or go on without it as "
-            "pip does with --unreachable-index warn (also the setting: fitwheel config set "
-            "unreachable-index warn)."
+            else f"{check}, or go on without it as pip does with --unreachable-index warn "
+            "(also the setting: fitwheel config set unreachable-index warn)."
         )
         super().__init__(
             index_url,
             exc.reason,
-            f"the index {redact(index_url)} ({origin}) cannot be reached: {exc.reason}. "
-            f"fitwheel stops rather than take its packages from another index: {way_on}",
+            f"the index {redact(index_url)} ({origin}) cannot be reached: {redact(exc.url)}: "
+            f"{exc.reason}. fitwheel stops rather than take its packages from another index: "
+            f"{way_on}",
         )
 
 
