@@ -79,6 +79,9 @@ if TYPE_CHECKING:
 
 #: the index strategies (see :mod:`fitwheel.index.finder`)
 INDEX_STRATEGIES = ("first-index", "unsafe-first-match", "unsafe-best-match")
+#: what an index that cannot be reached does (see :mod:`fitwheel.index.finder`): stop the run,
+#: or a warning and the resolution without it (pip's way)
+UNREACHABLE_INDEX = ("error", "warn")
 
 
 class SourceOptions(Frozen):
@@ -100,6 +103,7 @@ class SourceOptions(Frozen):
         "retries",
         "timeout",
         "trusted_hosts",
+        "unreachable_index",
     )
     #: the main simple index (``-i``); None: the configured one
     index_url: str | None
@@ -109,6 +113,8 @@ class SourceOptions(Frozen):
     no_index: bool
     #: which indexes' files count for a project (see :mod:`fitwheel.index.finder`)
     index_strategy: str
+    #: an index that cannot be reached: "error" (stop) or "warn" (go on without it)
+    unreachable_index: str
     #: a CA bundle to trust for HTTPS (``--cert``; pip's ``cert`` setting is read apart)
     cert: str | None
     #: hosts (``host`` or ``host:port``) whose HTTPS certificate is not checked
@@ -139,6 +145,7 @@ class SourceOptions(Frozen):
         find_links: Sequence[str] = (),
         no_index: bool = False,
         index_strategy: str = "first-index",
+        unreachable_index: str = "error",
         cert: str | None = None,
         trusted_hosts: Sequence[str] = (),
         timeout: float | None = None,
@@ -156,6 +163,7 @@ class SourceOptions(Frozen):
         _set(self, "find_links", tuple(find_links))
         _set(self, "no_index", no_index)
         _set(self, "index_strategy", index_strategy)
+        _set(self, "unreachable_index", unreachable_index)
         _set(self, "cert", cert)
         _set(self, "trusted_hosts", tuple(trusted_hosts))
         _set(self, "timeout", timeout)

@@ -20,6 +20,7 @@ key                    environment                   flag
 ``variant-index-url``  ``FITWHEEL_VARIANT_INDEX_URL``  ``--variant-index-url``
 ``torch-projects``     ``FITWHEEL_TORCH_PROJECTS``   (none)
 ``index-strategy``     ``FITWHEEL_INDEX_STRATEGY``   ``--index-strategy``
+``unreachable-index``  ``FITWHEEL_UNREACHABLE_INDEX``  ``--unreachable-index``
 =====================  ============================  ===========================
 
 ``variant-index-url`` and ``torch-projects`` are lists (whitespace-separated in the environment).
@@ -50,6 +51,7 @@ KEYS: dict[str, tuple[str, bool]] = {
     "variant-index-url": ("FITWHEEL_VARIANT_INDEX_URL", True),
     "torch-projects": ("FITWHEEL_TORCH_PROJECTS", True),
     "index-strategy": ("FITWHEEL_INDEX_STRATEGY", False),
+    "unreachable-index": ("FITWHEEL_UNREACHABLE_INDEX", False),
 }
 LEVELS = ("site", "user")
 
@@ -116,13 +118,13 @@ def _normalise(key: str, value: Any, origin: str) -> str | list[str]:
         from fitwheel.torchbackend.table import check_backend_name
 
         return check_backend_name(value, f"{key} in {origin}")
-    if key == "index-strategy":
-        from fitwheel.options import INDEX_STRATEGIES
+    if key in ("index-strategy", "unreachable-index"):
+        from fitwheel.options import INDEX_STRATEGIES, UNREACHABLE_INDEX
 
-        if value not in INDEX_STRATEGIES:
+        choices = INDEX_STRATEGIES if key == "index-strategy" else UNREACHABLE_INDEX
+        if value not in choices:
             raise ConfigFileError(
-                f"{origin}: index-strategy must be one of {', '.join(INDEX_STRATEGIES)}, "
-                f"not {value!r}"
+                f"{origin}: {key} must be one of {', '.join(choices)}, not {value!r}"
             )
     return value
 

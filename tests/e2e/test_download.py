@@ -147,8 +147,13 @@ def test_an_h100_profile_gets_its_variant_wheel(site: Site, tmp_path: Path) -> N
 
 
 def test_source_only_dependencies_are_refused_by_name(site: Site, tmp_path: Path) -> None:
-    for target in (["--profile", str(PROFILES / "windows-rtx4090.json")], []):
-        dest = tmp_path / ("foreign" if target else "here")
+    foreign = (
+        ["--profile", str(PROFILES / "windows-rtx4090.json")],
+        ["--platform", "manylinux_2_17_x86_64"],
+        ["--python-version", "3.12"],
+    )
+    for number, target in enumerate(foreign):
+        dest = tmp_path / f"foreign{number}"
         done = site.download("needs-source", "-d", str(dest), *target)
         assert done.returncode == 1, done.stdout
         assert "srconly (needed by needs-source 1.0): only source distributions" in done.stderr

@@ -14,7 +14,13 @@ import argparse
 from pathlib import Path
 
 from fitwheel.errors import UsageError
-from fitwheel.options import INDEX_STRATEGIES, PlacementOptions, ResolutionOptions, SourceOptions
+from fitwheel.options import (
+    INDEX_STRATEGIES,
+    UNREACHABLE_INDEX,
+    PlacementOptions,
+    ResolutionOptions,
+    SourceOptions,
+)
 
 _STRATEGY_HELP = (
     "with several indexes (searched in this order: those named on the command line, then "
@@ -24,6 +30,13 @@ _STRATEGY_HELP = (
     "version of any index (unsafe-best-match, pip's way); also the setting index-strategy "
     "(fitwheel config) and FITWHEEL_INDEX_STRATEGY"
 )
+_UNREACHABLE_HELP = (
+    "an index that cannot be reached (DNS failure, refused connection, TLS failure, time-out; "
+    "not an HTTP error such as 401/403/404): stop with an error naming it (default), or warn "
+    "and resolve without it, as pip does (warn); a project routed to a torch backend index or "
+    "a variant index stops the run either way; also the setting unreachable-index (fitwheel "
+    "config) and FITWHEEL_UNREACHABLE_INDEX"
+)
 
 #: every source flag's attribute and its value when a command does not take the flag
 _SOURCE_DEFAULTS: dict[str, object] = {
@@ -32,6 +45,7 @@ _SOURCE_DEFAULTS: dict[str, object] = {
     "find_links": [],
     "no_index": False,
     "index_strategy": None,
+    "unreachable_index": None,
     "cert": None,
     "trusted_host": [],
     "timeout": None,
@@ -85,6 +99,9 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, caching: bool = Fal
     group.add_argument(
         "--index-strategy", choices=INDEX_STRATEGIES, default=None, help=_STRATEGY_HELP
     )
+    group.add_argument(
+        "--unreachable-index", choices=UNREACHABLE_INDEX, default=None, help=_UNREACHABLE_HELP
+    )
     _add_network(group, cache_help="where downloads and pages are cached")
     if caching:
         group.add_argument(
@@ -133,14 +150,15 @@ def _fill_defaults(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(**{k: v for k, v in _SOURCE_DEFAULTS.items() if k not in taken})
 
 
-def _strategy_setting() -> str:
-    """``index-strategy`` from fitwheel's settings (environment over files), else first-index."""
+def _setting(key: str, default: str) -> str:
+    """Setting ``key`` (``index-strategy``, ``unreachable-index``) from fitwheel's settings
+    (environment over files), else ``default``."""
     import os
 
     from fitwheel.userconfig import settings_in_force
 
-    found = settings_in_force(os.environ).get("index-strategy")
-    return str(found.value) if found is not None else "first-index"
+    found = settings_in_force(os.environ).get(key)
+    return str(found.value) if found is not None else default
 
 
 def sources_from(args: argparse.Namespace) -> SourceOptions:
@@ -154,7 +172,8 @@ def sources_from(args: argparse.Namespace) -> SourceOptions:
         extra_index_urls=tuple(args.extra_index_url),
         find_links=tuple(args.find_links),
         no_index=args.no_index,
-        index_strategy=args.index_strategy or _strategy_setting(),
+        index_strategy=args.index_strategy or _setting("index-strategy", "first-index"),
+        unreachable_index=args.unreachable_index or _setting("unreachable-index", "error"),
         cert=args.cert,
         trusted_hosts=tuple(args.trusted_host),
         timeout=args.timeout,

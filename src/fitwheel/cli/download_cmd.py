@@ -26,14 +26,16 @@ examples:
   # the variant wheels a GPU server takes, chosen for its profile
   fitwheel download -r requirements.txt -d wheels --profile h100.json
 
-  # for this machine and interpreter (wheels only), then install offline
+  # for this machine and interpreter (as pip download), then install offline
   fitwheel download numpy -d wheels
   fitwheel install --no-index -f wheels numpy
 
 Without --profile, --sysroot, --python-version or --platform the target is this machine and
-the Python fitwheel runs under. Only wheels are saved: a project with source distributions only
-is refused by name. A file already in DIR with the right sha256 is kept; one of the same name
-with other contents is an error (remove it, or use another folder).
+the Python fitwheel runs under, and the files are those 'pip download' saves (a project with
+source distributions only is saved as its sdist). For another target only wheels are saved, as
+with 'pip download --only-binary :all:': a project with source distributions only is refused by
+name. A file already in DIR with the right sha256 is kept; one of the same name with other
+contents is an error (remove it, or use another folder).
 """
 
 
@@ -106,8 +108,16 @@ def download_target(args: argparse.Namespace, cache_dir: Path | None) -> LockTar
     )
 
 
+def this_machine(args: argparse.Namespace) -> bool:
+    """Whether the target is this machine and interpreter: none of --profile, --sysroot,
+    --python-version and --platform (then sdists are saved as pip download saves them)."""
+    from fitwheel.cli._targets import sysroot_of
+
+    return not (args.profile or sysroot_of(args) or args.python_version or args.platform)
+
+
 def report_json(outcome: DownloadOutcome, dest: Path) -> dict[str, object]:
-    router = outcome.lock.routers[0] if outcome.lock.routers else None
+    router = outcome.router
     target = outcome.target
     return {
         "fitwheel_report": 1,
@@ -120,6 +130,10 @@ def report_json(outcome: DownloadOutcome, dest: Path) -> dict[str, object]:
             "torch_backend": router.report() if router is not None else None,
         },
         "download": [f.report() for f in outcome.files],
+        # the indexes left out because they could not be reached (--unreachable-index warn)
+        "unreachable_indexes": [
+            {"url": url, "error": reason} for url, reason in outcome.skipped_indexes.items()
+        ],
     }
 
 
@@ -152,11 +166,17 @@ def run(args: argparse.Namespace) -> int:
     reporter = reporter_for(args)
     try:
         outcome = run_download(
-            request, target, dest, dry_run=args.dry_run, jobs=args.jobs, reporter=reporter
+            request,
+            target,
+            dest,
+            dry_run=args.dry_run,
+            jobs=args.jobs,
+            reporter=reporter,
+            this_machine=this_machine(args),
         )
-        for warning in outcome.lock.warnings:
+        for warning in outcome.warnings:
             reporter.warning(warning)
-        for line in outcome.lock.notices:
+        for line in outcome.notices:
             reporter.notice(f"fitwheel: {line}")
     finally:
         reporter.close()
@@ -170,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     verb = "Would save" if args.dry_run else "Saved"
     for f in outcome.files:
-        label = f" [{f.wheel.label}]" if f.wheel.label else ""
+        label = f" [{f.label}]" if f.label else ""
         if f.action == "keep":
             print(f"Already saved {f.path}{label}")
         else:

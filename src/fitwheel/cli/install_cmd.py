@@ -62,6 +62,18 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
         help="let a wheel replace files that another installed distribution owns (refused "
         "by default; the environment's own files are always refused)",
     )  # fmt: skip
+    places = target.add_mutually_exclusive_group()
+    places.add_argument(
+        "-t", "--target", metavar="DIR", dest="target_dir",
+        help="install into DIR (made if missing) instead of the environment, as pip does: the "
+        "packages at its top, scripts in DIR/bin; what the environment has is not looked at, "
+        "and an entry DIR has already is kept, with a warning, unless --upgrade replaces it",
+    )  # fmt: skip
+    places.add_argument(
+        "--prefix", metavar="DIR",
+        help="install under DIR with the interpreter's install scheme (DIR/lib/pythonX.Y/"
+        "site-packages, DIR/bin), as pip does; what is installed there counts as installed",
+    )  # fmt: skip
 
 
 def _add_variants(parser: argparse.ArgumentParser) -> None:
@@ -196,6 +208,8 @@ def _request(args: argparse.Namespace, options: _Options) -> InstallRequest:
         resolution=options.resolution,
         placement=options.placement,
         torch=options.torch,
+        target_dir=args.target_dir,
+        prefix=args.prefix,
     )
 
 
@@ -207,7 +221,7 @@ def _recall(
 ) -> Recall | None:
     """The remembered resolutions as this install uses them, or None (see
     :mod:`fitwheel.install.replay`); the outputs that need the resolution rule them out."""
-    if args.explain or args.report or args.verify:
+    if args.explain or args.report or args.verify or args.target_dir or args.prefix:
         return None
     import os
 

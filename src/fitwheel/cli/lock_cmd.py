@@ -77,7 +77,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def explain_lines(outcome: LockOutcome) -> list[str]:
-    lines = []
+    lines = [
+        f"index left out, it could not be reached: {url}: {reason}"
+        for url, reason in outcome.skipped_indexes.items()
+    ]
     for target, resolution, router in zip(
         outcome.targets, outcome.resolutions, outcome.routers, strict=True
     ):
@@ -134,6 +137,10 @@ def report_json(outcome: LockOutcome, output: str) -> dict[str, Any]:
         "lock": output,
         "indexes": list(outcome.config.index_urls),
         "find_links": list(outcome.config.find_links),
+        # the indexes left out because they could not be reached (--unreachable-index warn)
+        "unreachable_indexes": [
+            {"url": url, "error": reason} for url, reason in outcome.skipped_indexes.items()
+        ],
         "targets": targets,
     }
 

@@ -15,8 +15,18 @@ project is the index strategy's choice (uv's names and meaning):
 With either unsafe strategy, a version offered by several indexes takes its files from the first
 of them only. Each index is asked with PEP 691 JSON preferred, HTML accepted. A 404 for a project
 that an index does not carry is normal (the project is simply absent there), but an index root that
-does not answer, or answers 401/403/5xx, is an error naming the URL: fitwheel never silently falls
-back from one index to another.
+answers 401/403/5xx is an error naming the URL: fitwheel never silently falls back from one index
+to another.
+
+An index that cannot be reached at all (DNS failure, refused connection, TLS failure, time-out:
+:class:`~fitwheel.index.http.UnreachableError`) stops the run by default
+(:class:`UnreachableIndexError`, naming the index and ``--unreachable-index warn``): going on
+would hand its projects to another index, which is what ``first-index`` prevents. With
+``unreachable_index="warn"`` (pip's way) it is left out of the search for the rest of the run,
+with one warning naming it and the error (:attr:`Finder.skipped` keeps them for the reports).
+This applies to the indexes searched in order only: a project a route sends to its own index
+(a torch backend index, a variant index) stops the run when that index cannot be reached, and
+so does a torch backend index among the user's own (:attr:`Finder.vital`).
 """
 
 from __future__ import annotations
@@ -25,9 +35,10 @@ import threading
 from typing import Protocol
 
 from fitwheel.errors import FitwheelError
+from fitwheel.index.auth import redact
 from fitwheel.index.config import IndexConfig
 from fitwheel.index.findlinks import FindLinksError, folder_links, local_path
-from fitwheel.index.http import HttpError, Session
+from fitwheel.index.http import HttpError, Session, TimedOutError, UnreachableError
 from fitwheel.index.simple import (
     ACCEPT,
     Link,
@@ -36,7 +47,8 @@ from fitwheel.index.simple import (
     project_url,
     variants_json_key,
 )
-from fitwheel.options import INDEX_STRATEGIES
+from fitwheel.options import INDEX_STRATEGIES, UNREACHABLE_INDEX
+from fitwheel.reporter import SILENT, Reporter
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import SdistFilename, WheelFilename, is_sdist_filename
 from fitwheel.variants.names import canonicalize_name
@@ -56,6 +68,32 @@ class ProjectRoute(Protocol):
     def local_files(self, key: str, links: list[Link]) -> list[Link]: ...
 
 
+class UnreachableIndexError(UnreachableError):
+    """An index in the search order cannot be reached, and ``--unreachable-index`` is
+    ``error`` (the default)."""
+
+    def __init__(
+        self, index_url: str, origin: str, exc: UnreachableError, *, vital: bool = False
+    ) -> None:
+        check = "check the URL, the network and the proxy settings" + (
+            " (or allow more time with --timeout SECONDS)" if isinstance(exc, TimedOutError) else ""
+        )
+        way_on = (
+            "it is a torch backend index, which --unreachable-index warn never leaves out "
+            f"(another index would hand over another build of torch): {check}."
+            if vital
+            else f"{check}, or go on without it as pip does with --unreachable-index warn "
+            "(also the setting: fitwheel config set unreachable-index warn)."
+        )
+        super().__init__(
+            index_url,
+            exc.reason,
+            f"the index {redact(index_url)} ({origin}) cannot be reached: {redact(exc.url)}: "
+            f"{exc.reason}. fitwheel stops rather than take its packages from another index: "
+            f"{way_on}",
+        )
+
+
 def search_order(config: IndexConfig) -> tuple[str, ...]:
     """The indexes in the order they are searched: those the command line names, then the
     configured ones (each group: extra indexes first, then the main one, as in uv)."""
@@ -71,9 +109,13 @@ class Finder:
         "_ranks",
         "config",
         "index_strategy",
+        "reporter",
         "route",
         "served_by",
         "session",
+        "skipped",
+        "unreachable_index",
+        "vital",
     )
 
     def __init__(
@@ -84,12 +126,31 @@ class Finder:
         *,
         served_by: dict[str, list[str]] | None = None,
         route: ProjectRoute | None = None,
+        unreachable_index: str = "error",
+        skipped: dict[str, str] | None = None,
+        reporter: Reporter = SILENT,
+        vital: frozenset[str] = frozenset(),
     ) -> None:
         if index_strategy not in INDEX_STRATEGIES:
             raise FitwheelError(
                 f"unknown index strategy {index_strategy!r}: use one of "
                 f"{', '.join(INDEX_STRATEGIES)}."
             )
+        if unreachable_index not in UNREACHABLE_INDEX:
+            raise FitwheelError(
+                f"unknown --unreachable-index {unreachable_index!r}: use one of "
+                f"{', '.join(UNREACHABLE_INDEX)}."
+            )
+        #: "error" (an index that cannot be reached stops the run) or "warn" (left out)
+        self.unreachable_index = unreachable_index
+        #: index URL -> why it could not be reached: the indexes left out (``warn``); finders
+        #: that share one dict leave an index out (and warn) once
+        self.skipped: dict[str, str] = {} if skipped is None else skipped
+        #: where the warning about an index left out goes
+        self.reporter = reporter
+        #: indexes never left out, whatever ``unreachable_index`` says (torch backend indexes
+        #: among the user's)
+        self.vital = vital
         self.config = config
         self.session = session
         self.index_strategy = index_strategy
@@ -167,7 +228,7 @@ class Finder:
             served = [routed[1]] if any(link.is_wheel for link in links) else []
             ranks = dict.fromkeys((link.url for link in links), 0)
         for rank, index_url in enumerate(search_order(self.config) if routed is None else ()):
-            page = self.page(index_url, key)
+            page = self._searched_page(index_url, key)
             if page is None:
                 continue
             found = page
@@ -189,6 +250,25 @@ class Finder:
             self.served_by[key] = served
             self._ranks.update(ranks)
         return links
+
+    def _searched_page(self, index_url: str, key: str) -> list[Link] | None:
+        """:meth:`page`, for an index in the search order: one that cannot be reached stops
+        the run, or (``warn``) is left out from then on, with one warning."""
+        if index_url in self.skipped:
+            return None
+        try:
+            return self.page(index_url, key)
+        except UnreachableError as exc:
+            vital = index_url in self.vital
+            if self.unreachable_index != "warn" or vital:
+                origin = self.config.origin_of(index_url)
+                raise UnreachableIndexError(index_url, origin, exc, vital=vital) from None
+            with self._lock:
+                first = index_url not in self.skipped
+                self.skipped.setdefault(index_url, exc.reason)
+            if first:
+                self.reporter.warning(skipped_warning(index_url, exc.reason))
+            return None
 
     def page(self, index_url: str, key: str) -> list[Link] | None:
         """The files of project ``key`` on one index (None: the index does not carry it)."""
@@ -255,6 +335,14 @@ class Finder:
         )
         assert resp is not None
         return resp.body
+
+
+def skipped_warning(index_url: str, reason: str) -> str:
+    """The warning for an index left out because it cannot be reached."""
+    return (
+        f"the index {redact(index_url)} cannot be reached ({reason}); going on without it "
+        "(--unreachable-index warn)"
+    )
 
 
 def _project_of(filename: str) -> str | None:

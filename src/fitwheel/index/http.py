@@ -91,6 +91,8 @@ class UnreachableError(NetworkError):
 
     def __init__(self, url: str, reason: str, message: str | None = None) -> None:
         self.url = url
+        #: why, in a few words (the message adds the advice)
+        self.reason = reason
         super().__init__(
             message
             or f"could not reach {redact(url)}: {reason}. Check the URL, the network and the "
@@ -105,7 +107,7 @@ class TimedOutError(UnreachableError):
         tries = "once" if attempts == 1 else f"{attempts} times"
         super().__init__(
             url,
-            detail,
+            f"timed out: {detail} (tried {tries})",
             f"{redact(url)} timed out: {detail} (tried {tries}). Check the network and the "
             "proxy settings, or allow more time with --timeout SECONDS.",
         )
@@ -119,7 +121,7 @@ class TooSlowError(TimedOutError):
         UnreachableError.__init__(
             self,
             url,
-            detail,
+            f"{detail}; too slow (tried {tries})",
             f"{redact(url)}: {detail}; fitwheel stopped waiting for it (tried {tries}). The "
             "server or the network is too slow: check the network and the proxy settings, or "
             "use another index or mirror.",

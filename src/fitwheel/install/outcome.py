@@ -49,6 +49,7 @@ class InstallOutcome:
         "remember_blocked",
         "resolution",
         "router",
+        "skipped_indexes",
         "warnings",
     )
 
@@ -74,6 +75,9 @@ class InstallOutcome:
         #: one line per project the first-index strategy took from an earlier index although
         #: a later one has a newer allowed version (said as one summary; ``--explain`` lists them)
         self.passed_over: list[str] = []
+        #: index URL -> why it could not be reached: the indexes left out
+        #: (``--unreachable-index warn``)
+        self.skipped_indexes: dict[str, str] = {}
         #: with ``InstallRequest.remember``: the URLs the resolution read (None: a read no
         #: cached page stands for), the requirements files read, the installed set it saw
         #: (:func:`fitwheel.install.remembered.installed_state`), and why it cannot be

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fitwheel.index.config import IndexConfig
@@ -50,6 +51,10 @@ def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, A
             {"url": url, "origin": outcome.config.origin_of(url)}
             for url in outcome.config.search_order()
         ],
+        # the indexes left out because they could not be reached (--unreachable-index warn)
+        "unreachable_indexes": [
+            {"url": url, "error": reason} for url, reason in outcome.skipped_indexes.items()
+        ],
         "find_links": list(outcome.config.find_links),
         "target_sources": dict(profile.sources) if profile is not None else {},
         "install": entries,
@@ -60,7 +65,7 @@ def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, A
 def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc: str) -> list[str]:
     """For each package with variants: the candidates in order, each rejection with its reason,
     and where each detected value came from."""
-    lines: list[str] = index_lines(outcome.config)
+    lines: list[str] = index_lines(outcome.config, outcome.skipped_indexes)
     used: set[str] = set()
     chosen = {(p.candidate.name, str(p.candidate.version)): p.candidate for p in outcome.planned}
     for (name, version), trace in sorted(outcome.resolution.traces.items()):
@@ -114,12 +119,15 @@ def explain_lines(outcome: InstallOutcome, profile: Profile | None, target_desc:
     return lines
 
 
-def index_lines(config: IndexConfig) -> list[str]:
-    """The indexes in the order searched, each with where it came from, and the find-links."""
+def index_lines(config: IndexConfig, skipped: Mapping[str, str] | None = None) -> list[str]:
+    """The indexes in the order searched, each with where it came from (and, for one left out
+    because it could not be reached, why), and the find-links."""
     lines = ["indexes, in the order searched:"]
     order = config.search_order()
     for rank, url in enumerate(order, 1):
         lines.append(f"  {rank}. {url} ({config.origin_of(url)})")
+        if skipped and url in skipped:
+            lines.append(f"     left out, it could not be reached: {skipped[url]}")
     if not order:
         lines.append("  (none: --no-index)")
     for link in config.find_links:

@@ -40,6 +40,8 @@ class InstallRequest:
         torch: TorchSettings | None = None,
         building: frozenset[str] = frozenset(),
         remember: bool = False,
+        target_dir: str | None = None,
+        prefix: str | None = None,
     ) -> None:
         self.requirements = requirements
         self.requirement_files = requirement_files
@@ -62,6 +64,10 @@ class InstallRequest:
         #: note what the resolution reads, so that it can be remembered
         #: (:mod:`fitwheel.install.remembered`)
         self.remember = remember
+        #: ``--target DIR``: install into DIR as pip does (:mod:`fitwheel.install.targetdir`)
+        self.target_dir = target_dir
+        #: ``--prefix DIR``: the interpreter's install scheme with DIR as its base
+        self.prefix = prefix
 
     def with_pip_settings(self, settings: PipSettings) -> InstallRequest:
         """This request with pip's configuration under it (each record's rule: a yes/no

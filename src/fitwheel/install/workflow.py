@@ -17,6 +17,7 @@ resolved and installed by fitwheel, with the request's indexes, caches and forma
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +37,7 @@ from fitwheel.install.outcome import InstallOutcome, Planned
 from fitwheel.install.placement import place_stage
 from fitwheel.install.planning import add_torch_warnings, plan_stage
 from fitwheel.install.request import InstallRequest
+from fitwheel.install.targetdir import move_into_target, prefix_environment, staging_environment
 from fitwheel.options import PlacementOptions, ResolutionOptions
 from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.platform.profile import Profile
@@ -49,6 +51,7 @@ from fitwheel.variants.ordering import Target
 if TYPE_CHECKING:
     from fitwheel.resolve.formats import FormatControl
     from fitwheel.torchbackend.routing import Router
+    from fitwheel.torchbackend.settings import TorchSettings
 
 __all__ = ["InstallOutcome", "Planned", "cache_dir", "run_install"]
 
@@ -90,6 +93,15 @@ def _check_configured_files(settings: PipSettings) -> None:
             )
 
 
+def _interpreter(request: InstallRequest) -> str | None:
+    """The interpreter ``--python`` names; with ``--target`` or ``--prefix`` and neither it
+    nor an active virtual environment, the one running fitwheel (as pip uses its own)."""
+    elsewhere = request.target_dir is not None or request.prefix is not None
+    if request.python is None and not request.env.get("VIRTUAL_ENV") and elsewhere:
+        return sys.executable
+    return request.python
+
+
 def _run_install(
     request: InstallRequest,
     root: Path,
@@ -98,11 +110,12 @@ def _run_install(
     reporter: Reporter,
 ) -> InstallOutcome:
     layout = CacheLayout(root)
-    env = inspect_environment(request.python, request.env, cache_dir=layout.envs)
+    env = inspect_environment(_interpreter(request), request.env, cache_dir=layout.envs)
     settings = load_pip_settings(env=request.env, site_prefix=str(env.prefix))
     request = request.with_pip_settings(settings)
     _check_configured_files(settings)
-    if env.externally_managed and not request.placement.break_system_packages:
+    elsewhere = request.target_dir is not None or request.prefix is not None
+    if env.externally_managed and not request.placement.break_system_packages and not elsewhere:
         raise FitwheelError(
             f"{env.python} belongs to the operating system's Python, whose packages the system "
             "package manager owns (PEP 668): create a virtual environment and pass --python "
@@ -167,10 +180,14 @@ def _run_locked(
     fetcher: Fetcher,
     sources: SourceBuilds,
 ) -> InstallOutcome:
-    config, source, router = _candidate_source(request, env, session, user, target, profile)
+    recorder = Recorder(reporter)
+    config, source, router = _candidate_source(
+        request, env, session, user, target, profile, recorder
+    )
     # Hold the environment from the moment its contents are read until the install is done,
     # so that two installs at once cannot both plan against the same old state.
     with EnvironmentSession(reporter=reporter) as envs:
+        env = _placed_in(request, env, envs)
         if request.dry_run:
             envs.look_at(env)
         else:
@@ -187,18 +204,43 @@ def _run_locked(
             fetcher=fetcher,
             sources=sources,
             router=router,
-            reporter=Recorder(reporter),
+            reporter=recorder,
         )
         for line in ignored(user.options):  # options of the user's files that pip alone reads
             ctx.reporter.warning(line)
         outcome = _stages(ctx)
+        if request.target_dir is not None:
+            outcome.environment = env.replace(prefix=Path(request.target_dir).absolute())
+            if outcome.installed is not None:
+                move_into_target(
+                    env,
+                    Path(request.target_dir),
+                    upgrade=request.resolution.upgrade,
+                    reporter=ctx.reporter,
+                )
         if outcome.installed is not None:
             outcome.installed.notes[:0] = envs.recovered
         else:  # nothing installed: what recovery did is a warning
             for line in envs.recovered:
                 ctx.reporter.warning(line)
         outcome.warnings = ctx.reporter.warnings
+        outcome.skipped_indexes = dict(source.finder.skipped)
+        if outcome.skipped_indexes and outcome.remember_blocked is None:
+            # made without an index that may answer next time: never answered from memory
+            outcome.remember_blocked = "an index could not be reached"
         return outcome
+
+
+def _placed_in(
+    request: InstallRequest, env: TargetEnvironment, envs: EnvironmentSession
+) -> TargetEnvironment:
+    """Where the wheels go: ``env``, or under ``--prefix``, or (``--target``) a staging
+    folder whose contents are moved into the target after (:mod:`.targetdir`)."""
+    if request.prefix is not None:
+        return prefix_environment(env, Path(request.prefix))
+    if request.target_dir is not None:
+        return staging_environment(env, Path(request.target_dir), envs, dry_run=request.dry_run)
+    return env
 
 
 def _stages(ctx: InstallContext) -> InstallOutcome:
@@ -214,6 +256,20 @@ def _stages(ctx: InstallContext) -> InstallOutcome:
     return outcome
 
 
+def index_source(
+    request: InstallRequest,
+    env: TargetEnvironment,
+    session: Session,
+    target: Target | None,
+    profile: Profile | None,
+    reporter: Reporter = SILENT,
+) -> tuple[IndexConfig, CandidateSource, Router | None]:
+    """Where an install of ``request``'s sources would find candidates for ``env`` and the
+    target (its indexes, find-links and torch or variant route), without requirements: for
+    asking what the newest installable version of a project is (``list --outdated``)."""
+    return _candidate_source(request, env, session, UserInput(), target, profile, reporter)
+
+
 def _candidate_source(
     request: InstallRequest,
     env: TargetEnvironment,
@@ -221,6 +277,7 @@ def _candidate_source(
     user: UserInput,
     target: Target | None,
     profile: Profile | None,
+    reporter: Reporter,
 ) -> tuple[IndexConfig, CandidateSource, Router | None]:
     """The indexes (credentials added), and where the resolver finds candidates in them."""
     config = load_index_config(
@@ -253,9 +310,28 @@ def _candidate_source(
     )
     router = _router(request, env, user, target, profile, config)
     source = CandidateSource(
-        Finder(config, session, request.sources.index_strategy, route=router), options
+        Finder(
+            config,
+            session,
+            request.sources.index_strategy,
+            route=router,
+            unreachable_index=request.sources.unreachable_index,
+            reporter=reporter,
+            vital=backend_indexes(config, request.torch),
+        ),
+        options,
     )
     return config, source, router
+
+
+def backend_indexes(config: IndexConfig, torch: TorchSettings | None) -> frozenset[str]:
+    """The indexes searched that are PyTorch per-backend indexes (under the torch index root,
+    or any ``.../whl/<backend>``): never left out when they cannot be reached."""
+    from fitwheel.torchbackend.pins import url_backend
+    from fitwheel.torchbackend.settings import DEFAULT_INDEX_URL
+
+    root = torch.index_url if torch is not None else DEFAULT_INDEX_URL
+    return frozenset(url for url in config.search_order() if url_backend(url, root) is not None)
 
 
 def _formats(resolution: ResolutionOptions) -> FormatControl:

@@ -94,7 +94,15 @@ class LockRequest:
 
 
 class LockOutcome:
-    __slots__ = ("config", "lock", "resolutions", "routers", "targets", "warnings")
+    __slots__ = (
+        "config",
+        "lock",
+        "resolutions",
+        "routers",
+        "skipped_indexes",
+        "targets",
+        "warnings",
+    )
 
     def __init__(
         self,
@@ -112,6 +120,9 @@ class LockOutcome:
         self.warnings = warnings
         #: per target: where its torch projects came from (None: no torch-backend setting)
         self.routers: Sequence[Router | None] = routers or [None] * len(targets)
+        #: index URL -> why it could not be reached: the indexes left out
+        #: (``--unreachable-index warn``)
+        self.skipped_indexes: dict[str, str] = {}
 
     @property
     def notices(self) -> list[str]:
@@ -132,6 +143,8 @@ class _Shared:
         self.lock = threading.Lock()
         self.pages: dict[tuple[str, str], list[Link] | None] = {}
         self.files: dict[str, bytes] = {}
+        #: the indexes left out because they could not be reached (each said once)
+        self.skipped: dict[str, str] = {}
 
 
 class _SharedFinder(Finder):
@@ -143,11 +156,20 @@ class _SharedFinder(Finder):
         self,
         config: IndexConfig,
         session: Session,
-        strategy: str,
+        sources: SourceOptions,
         shared: _Shared,
         route: Router | None = None,
+        vital: frozenset[str] = frozenset(),
     ) -> None:
-        super().__init__(config, session, strategy, route=route)
+        super().__init__(
+            config,
+            session,
+            sources.index_strategy,
+            route=route,
+            unreachable_index=sources.unreachable_index,
+            skipped=shared.skipped,
+            vital=vital,
+        )
         self._shared = shared
 
     def page(self, index_url: str, key: str) -> list[Link] | None:
@@ -241,6 +263,9 @@ def run_lock(
         origins=sources.origins,
     )
     config = config.with_urls(session.add_credentials)
+    from fitwheel.install.workflow import backend_indexes
+
+    vital = backend_indexes(config, request.torch)  # never left out when unreachable
     pages = _Shared()
     shared = SharedMetadata()
     resolutions = []
@@ -248,7 +273,7 @@ def run_lock(
     routers: list[Router | None] = []
     for target in targets:
         router = _router(request, user, target, config)
-        finder = _SharedFinder(config, session, sources.index_strategy, pages, router)
+        finder = _SharedFinder(config, session, sources, pages, router, vital)
         options = Options(
             target=target.target,
             python_version=target.environment["python_full_version"],
@@ -272,6 +297,7 @@ def run_lock(
             )
         except ResolutionError as exc:  # the torch backend route's failures included
             dropped = "".join(f" ({line})" for line in router.notices()) if router else ""
+            dropped += "".join(f" ({line})" for line in _skipped_warnings(pages))
             raise ResolutionError(
                 f"target {target.name} ({target.source}): {exc}{dropped}"
             ) from None
@@ -281,10 +307,23 @@ def run_lock(
     lock = _build(user, targets, resolutions, finders, shared, session, routers)
     # what is written must read back: the reader's checks (hashes, variants-json) apply
     lock = loads_lock(lock.dumps(), "the new lock")
-    warnings = [*ignored(user.options), *_torch_warnings(targets, routers)]
+    warnings = [
+        *_skipped_warnings(pages),
+        *ignored(user.options),
+        *_torch_warnings(targets, routers),
+    ]
     for target, resolution in zip(targets, resolutions, strict=True):
         warnings += [f"target {target.name}: {line}" for line in resolution.abi_notes]
-    return LockOutcome(lock, targets, resolutions, config, warnings, routers)
+    outcome = LockOutcome(lock, targets, resolutions, config, warnings, routers)
+    outcome.skipped_indexes = dict(pages.skipped)
+    return outcome
+
+
+def _skipped_warnings(shared: _Shared) -> list[str]:
+    """One warning per index left out because it could not be reached."""
+    from fitwheel.index.finder import skipped_warning
+
+    return [skipped_warning(url, reason) for url, reason in shared.skipped.items()]
 
 
 def _router(

@@ -446,6 +446,49 @@ def inspect_environment(
     return environment_of(interpreter, data, tags=tags)
 
 
+# pip's choice of install scheme for ``--prefix`` and for the ``home`` scheme its ``--target``
+# stages in: the interpreter's preferred scheme of that kind, with every base set to the folder
+_SCHEME_PROBE = r"""
+import json, os, sys, sysconfig
+kind, base = sys.argv[1], sys.argv[2]
+preferred = getattr(sysconfig, "get_preferred_scheme", None)
+if preferred is not None:
+    name = preferred(kind)
+elif os.name == "nt":
+    name = "nt"
+else:
+    name = "posix_home" if kind == "home" else "posix_prefix"
+if name == "osx_framework_library":
+    name = "posix_prefix"
+keys = ("installed_base", "base", "installed_platbase", "platbase", "prefix", "exec_prefix")
+paths = sysconfig.get_paths(scheme=name, vars=dict.fromkeys(keys, base))
+print(json.dumps({k: paths[k] for k in ("purelib", "platlib", "scripts", "data", "include")}))
+"""
+
+
+def environment_at(env: TargetEnvironment, kind: str, base: Path) -> TargetEnvironment:
+    """``env``'s interpreter installing under ``base`` instead of its own prefix, as pip does:
+    ``kind`` "prefix" is ``--prefix`` (the interpreter's prefix scheme), "home" the scheme
+    ``--target`` stages in (``lib/python``, ``bin``, ...). Its markers and tags are ``env``'s;
+    what is installed is what ``base`` holds."""
+    from fitwheel import proc
+
+    base = base.absolute()
+    try:
+        done = proc.run([env.python, "-I", "-c", _SCHEME_PROBE, kind, str(base)], timeout=60)
+        if done.timed_out or done.returncode != 0:
+            said = done.text(stream="stderr").strip().splitlines()
+            raise ValueError(said[-1] if said else f"exit status {done.returncode}")
+        paths = json.loads(done.stdout)
+    except (OSError, ValueError) as exc:
+        raise EnvironmentError_(
+            f"cannot ask the interpreter {env.python} for its install scheme under {base}: {exc}"
+        ) from exc
+    scheme = {key: str(paths[key]) for key in ("purelib", "platlib", "scripts", "data")}
+    scheme["headers"] = str(paths["include"])
+    return env.replace(prefix=base, scheme=scheme, externally_managed=False)
+
+
 def running_environment() -> TargetEnvironment:
     """This interpreter (used when a command needs markers but no target)."""
     return inspect_environment(sys.executable, {})

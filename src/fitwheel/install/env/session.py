@@ -97,12 +97,13 @@ class EnvironmentSession:
             raise ValueError("no environment: call hold() or look_at() first")
         return self.env
 
-    def temp_dir(self, prefix: str) -> Path:
-        """A new temporary folder, removed with everything in it when the session ends."""
+    def temp_dir(self, prefix: str, parent: Path | None = None) -> Path:
+        """A new temporary folder (in ``parent``, else the system's temporary folder),
+        removed with everything in it when the session ends."""
         import tempfile
         from pathlib import Path
 
-        path = Path(tempfile.mkdtemp(prefix=prefix))
+        path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         self._stack.callback(_remove, path)
         return path
 
