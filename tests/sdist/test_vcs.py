@@ -56,7 +56,9 @@ def repo(tmp_path: Path) -> Path:
 
 def content_at(repo: Path, tmp_path: Path, revision: str | None) -> tuple[str, str]:
     dest = tmp_path / f"co-{revision}"
-    found = checkout(repo.as_uri(), revision, dest, shown="the repo", env=os.environ)
+    found = checkout(
+        repo.as_uri(), revision, dest, shown="the repo", url_shown="the repo", env=os.environ
+    )
     return (dest / "f").read_text(), found
 
 
@@ -80,7 +82,9 @@ def test_a_commit_by_its_id_whole_or_short(repo: Path, tmp_path: Path) -> None:
 
 def test_an_unknown_revision_says_what_to_name(repo: Path, tmp_path: Path) -> None:
     with pytest.raises(VcsError, match="no branch, tag or commit 'nope'") as info:
-        checkout(repo.as_uri(), "nope", tmp_path / "co", shown="REPO", env=os.environ)
+        checkout(
+            repo.as_uri(), "nope", tmp_path / "co", shown="REPO", url_shown="REPO", env=os.environ
+        )
     assert str(info.value).startswith("REPO:")
 
 
@@ -92,30 +96,48 @@ def test_submodules_are_checked_out(repo: Path, tmp_path: Path) -> None:
     git(repo, "submodule", "add", "-q", inner.as_uri(), "sub")
     git(repo, "commit", "-q", "-m", "with a submodule")
     dest = tmp_path / "co"
-    checkout(repo.as_uri(), None, dest, shown="r", env={**os.environ, **FILE_SUBMODULES})
+    checkout(
+        repo.as_uri(), None, dest, shown="r", url_shown="r", env={**os.environ, **FILE_SUBMODULES}
+    )
     assert (dest / "sub" / "g").read_text() == "inner file"
 
 
 def test_credentials_never_show_and_git_never_prompts(tmp_path: Path) -> None:
     url = "https://user:s3cr3t@127.0.0.1:9/repo.git"
     with pytest.raises(VcsError) as info:
-        checkout(url, None, tmp_path / "co", shown="https://user:****@127.0.0.1:9/repo.git",
-                 env=os.environ, timeout=60)  # fmt: skip
-    assert "s3cr3t" not in str(info.value)
+        checkout(url, None, tmp_path / "co", shown="req.txt:3: git+https://127.0.0.1:9/repo.git",
+                 url_shown="https://user:****@127.0.0.1:9/repo.git", env=os.environ,
+                 timeout=60)  # fmt: skip
+    said = str(info.value)
+    assert "s3cr3t" not in said
+    # git's own words name the repository as shown, not the message's own prefix again
+    assert said.startswith("req.txt:3: git+https://127.0.0.1:9/repo.git: `git clone` failed")
+    assert said.count("req.txt:3") == 1, said
     assert "git clone" in str(info.value) and "Check the URL" in str(info.value)
 
 
 def test_a_leading_dash_is_refused_before_git_runs(tmp_path: Path) -> None:
     with pytest.raises(VcsError, match="starts with '-'"):
-        checkout("--upload-pack=touch x", None, tmp_path / "co", shown="r", env=os.environ)
+        checkout(
+            "--upload-pack=touch x", None, tmp_path / "co", shown="r", url_shown="r", env=os.environ
+        )
     with pytest.raises(VcsError, match="starts with '-'"):
-        checkout("file:///x", "--output=y", tmp_path / "co", shown="r", env=os.environ)
+        checkout(
+            "file:///x", "--output=y", tmp_path / "co", shown="r", url_shown="r", env=os.environ
+        )
     assert not (tmp_path / "co").exists()
 
 
 def test_no_git_on_path_is_said(tmp_path: Path) -> None:
     with pytest.raises(VcsError, match="needs git, which is not on PATH: install git"):
-        checkout("file:///x", None, tmp_path / "co", shown="r", env={"PATH": str(tmp_path)})
+        checkout(
+            "file:///x",
+            None,
+            tmp_path / "co",
+            shown="r",
+            url_shown="r",
+            env={"PATH": str(tmp_path)},
+        )
 
 
 @pytest.mark.parametrize(
@@ -131,6 +153,16 @@ def test_other_systems_name_their_tool(
 
 def test_head_of_a_work_tree(repo: Path, tmp_path: Path) -> None:
     dest = tmp_path / "co"
-    found = checkout(repo.as_uri(), "v1", dest, shown="r", env=os.environ)
+    found = checkout(repo.as_uri(), "v1", dest, shown="r", url_shown="r", env=os.environ)
     assert head_of(dest, os.environ) == (repo.as_uri(), found)
     assert head_of(tmp_path, os.environ) is None
+
+
+def test_git_output_names_the_repository_once(tmp_path: Path) -> None:
+    url = "https://127.0.0.1:9/repo.git"
+    with pytest.raises(VcsError) as info:
+        checkout(url, None, tmp_path / "co", shown=f"req.txt:4: git+{url}", url_shown=url,
+                 env=os.environ, timeout=60)  # fmt: skip
+    said = str(info.value)
+    assert said.count("req.txt:4") == 1, said
+    assert f"unable to access '{url}/'" in said, said

@@ -249,7 +249,14 @@ def _vcs(item: UserRequirement, form: Vcs, sources: SourceBuilds) -> UserRequire
                 record = vcs_record(form.vcs, form.repository, commit, commit, form.subdirectory)
                 key = _build_key(form, commit)
                 return build_source(item, dest, sources, key=key, record=record, what=where)
-        commit = checkout(form.repository, form.revision, dest, shown=where, env=sources.environ)
+        commit = checkout(
+            form.repository,
+            form.revision,
+            dest,
+            shown=where,
+            url_shown=_shown(form.repository),
+            env=sources.environ,
+        )
         tree = _inside(dest, form.subdirectory, where, item.origin)
         record = vcs_record(form.vcs, form.repository, commit, form.revision, form.subdirectory)
         key = _build_key(form, commit)
@@ -280,7 +287,14 @@ def _editable_vcs(
     src.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=src))
     try:
-        checkout(form.repository, form.revision, staging / "tree", shown=where, env=sources.environ)
+        checkout(
+            form.repository,
+            form.revision,
+            staging / "tree",
+            shown=where,
+            url_shown=_shown(form.repository),
+            env=sources.environ,
+        )
         tree = _inside(staging / "tree", form.subdirectory, where, item.origin)
         # the subdirectory is checked before an earlier checkout there is replaced
         if dest.exists():

@@ -59,6 +59,7 @@ class Git:
         *,
         env: Mapping[str, str],
         timeout: float = GIT_TIMEOUT,
+        url_shown: str | None = None,
     ) -> None:
         program = shutil.which("git", path=env.get("PATH", os.defpath))
         if program is None:
@@ -70,6 +71,8 @@ class Git:
         self.program = program
         self.repository = repository
         self.shown = shown
+        #: what git's own output says instead of the repository URL (no credentials)
+        self.url_shown = shown if url_shown is None else url_shown
         self.timeout = timeout
         self.env = {
             **env,
@@ -96,7 +99,7 @@ class Git:
             if not check:
                 return None
             said = done.text(stream="stderr").strip() or done.text().strip()
-            said = said.replace(self.repository, self.shown)[-1500:]
+            said = said.replace(self.repository, self.url_shown)[-1500:]
             raise VcsError(
                 f"{self.shown}: `git {args[0]}` failed: {said or 'no output'}. Check the URL, "
                 "the revision and your access to the repository."
@@ -116,14 +119,16 @@ def checkout(
     dest: Path,
     *,
     shown: str,
+    url_shown: str,
     env: Mapping[str, str],
     timeout: float = GIT_TIMEOUT,
 ) -> str:
     """Clone ``repository`` into ``dest`` (which must not exist), check out ``revision`` (a
-    branch, tag or commit; None: the default branch) with its submodules; returns the commit."""
+    branch, tag or commit; None: the default branch) with its submodules; returns the commit.
+    Messages start with ``shown`` and show the repository as ``url_shown``."""
     if repository.startswith("-") or (revision is not None and revision.startswith("-")):
         raise VcsError(f"{shown}: a repository or revision that starts with '-' is refused.")
-    git = Git(repository, shown, env=env, timeout=timeout)
+    git = Git(repository, shown, env=env, timeout=timeout, url_shown=url_shown)
     git.run("clone", "--quiet", "--no-checkout", "--", repository, str(dest))
     commit = _resolve(git, dest, revision)
     git.run("checkout", "--quiet", "--detach", commit, cwd=dest)
