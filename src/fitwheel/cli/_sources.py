@@ -72,7 +72,8 @@ def add_requirement_arguments(
     )  # fmt: skip
     if editables:
         parser.add_argument(
-            "-e", "--editable", action="append", default=[], metavar="PATH|VCS_URL", dest="editables",
+            "-e", "--editable", action="append", default=[], metavar="PATH|VCS_URL",
+            dest="editables",
             help="install a local project (PATH, PATH[extra,...]) or a checkout "
             "(git+URL#egg=NAME, into <env>/src/NAME) in editable mode (PEP 660)",
         )  # fmt: skip
