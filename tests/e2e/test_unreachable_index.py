@@ -253,3 +253,23 @@ def test_a_torch_backend_index_of_the_users_own_is_never_left_out(
     assert f"the index {backend} (--extra-index-url) cannot be reached" in err
     assert "torch backend index, which --unreachable-index warn never leaves out" in err
     assert installed(venv, "app") is None
+
+
+def test_an_unreachable_find_links_page_follows_the_same_rule(
+    fitwheel: Fitwheel, good: str, dead: str, venv: Path
+) -> None:
+    page = dead.replace("/simple/", "/wheels/releases.html")
+    rc, _out, err = fitwheel("install", "app", "-i", good, "-f", page, "--python", str(venv))
+    assert rc == 1
+    assert f"the find-links page {page} (find-links) cannot be reached" in err
+    assert "--unreachable-index warn" in err and "Traceback" not in err
+    assert installed(venv, "app") is None
+    # pip warns and goes on without the page; so does fitwheel with warn
+    rc, _out, err = fitwheel(
+        "install", "app", "-i", good, "-f", page, "--python", str(venv),
+        "--unreachable-index", "warn",
+    )  # fmt: skip
+    assert rc == 0, err
+    assert installed(venv, "app") == "1"
+    warnings = [line for line in err.splitlines() if page in line]
+    assert len(warnings) == 1 and "the find-links page" in warnings[0], err

@@ -69,11 +69,17 @@ class ProjectRoute(Protocol):
 
 
 class UnreachableIndexError(UnreachableError):
-    """An index in the search order cannot be reached, and ``--unreachable-index`` is
-    ``error`` (the default)."""
+    """An index in the search order (or a find-links page) cannot be reached, and
+    ``--unreachable-index`` is ``error`` (the default)."""
 
     def __init__(
-        self, index_url: str, origin: str, exc: UnreachableError, *, vital: bool = False
+        self,
+        index_url: str,
+        origin: str,
+        exc: UnreachableError,
+        *,
+        vital: bool = False,
+        kind: str = "index",
     ) -> None:
         check = "check the URL, the network and the proxy settings" + (
             " (or allow more time with --timeout SECONDS)" if isinstance(exc, TimedOutError) else ""
@@ -88,8 +94,8 @@ class UnreachableIndexError(UnreachableError):
         super().__init__(
             index_url,
             exc.reason,
-            f"the index {redact(index_url)} ({origin}) cannot be reached: {redact(exc.url)}: "
-            f"{exc.reason}. fitwheel stops rather than take its packages from another index: "
+            f"the {kind} {redact(index_url)} ({origin}) cannot be reached: {redact(exc.url)}: "
+            f"{exc.reason}. fitwheel stops rather than take its packages from elsewhere: "
             f"{way_on}",
         )
 
@@ -188,11 +194,7 @@ class Finder:
                 if path is not None:
                     links += folder_links(path)
                 else:
-                    resp = self._require_session().get(
-                        location, accept="text/html", what="find-links page"
-                    )
-                    assert resp is not None
-                    links += parse_html(resp.body.decode("utf-8", "replace"), resp.url)
+                    links += self._find_links_page(location)
             by_project: dict[str, list[Link]] = {}
             for link in links:
                 project = _project_of(link.filename)
@@ -200,6 +202,34 @@ class Finder:
                     by_project.setdefault(project, []).append(link)
             self._find_links = by_project
         return self._find_links.get(key, [])
+
+    def _find_links_page(self, location: str) -> list[Link]:
+        """The links of a find-links page on the web; one that cannot be reached is handled
+        as an unreachable index is (:meth:`_left_out`)."""
+        if location in self.skipped:
+            return []
+        try:
+            resp = self._require_session().get(location, accept="text/html", what="find-links page")
+        except UnreachableError as exc:
+            self._left_out(location, exc, "find-links", kind="find-links page")
+            return []
+        assert resp is not None
+        return parse_html(resp.body.decode("utf-8", "replace"), resp.url)
+
+    def _left_out(
+        self, url: str, exc: UnreachableError, origin: str | None, *, kind: str = "index"
+    ) -> None:
+        """Stop the run for ``url``, which cannot be reached, or (``warn``, and not a vital
+        index) leave it out from now on with one warning."""
+        vital = url in self.vital
+        if self.unreachable_index != "warn" or vital:
+            shown = self.config.origin_of(url) if origin is None else origin
+            raise UnreachableIndexError(url, shown, exc, vital=vital, kind=kind) from None
+        with self._lock:
+            first = url not in self.skipped
+            self.skipped.setdefault(url, exc.reason)
+        if first:
+            self.reporter.warning(skipped_warning(url, exc.reason, kind))
 
     def _check_root(self, index_url: str) -> None:
         """A 404 for a project page is meaningful only if the index itself exists."""
@@ -259,15 +289,7 @@ class Finder:
         try:
             return self.page(index_url, key)
         except UnreachableError as exc:
-            vital = index_url in self.vital
-            if self.unreachable_index != "warn" or vital:
-                origin = self.config.origin_of(index_url)
-                raise UnreachableIndexError(index_url, origin, exc, vital=vital) from None
-            with self._lock:
-                first = index_url not in self.skipped
-                self.skipped.setdefault(index_url, exc.reason)
-            if first:
-                self.reporter.warning(skipped_warning(index_url, exc.reason))
+            self._left_out(index_url, exc, None)
             return None
 
     def page(self, index_url: str, key: str) -> list[Link] | None:
@@ -337,10 +359,11 @@ class Finder:
         return resp.body
 
 
-def skipped_warning(index_url: str, reason: str) -> str:
-    """The warning for an index left out because it cannot be reached."""
+def skipped_warning(index_url: str, reason: str, kind: str = "index") -> str:
+    """The warning for an index (or a find-links page) left out because it cannot be
+    reached."""
     return (
-        f"the index {redact(index_url)} cannot be reached ({reason}); going on without it "
+        f"the {kind} {redact(index_url)} cannot be reached ({reason}); going on without it "
         "(--unreachable-index warn)"
     )
 
