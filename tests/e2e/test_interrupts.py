@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kit import make_venv, serve
+from tests.kit import build_simple_index, make_venv, make_wheel, serve
 from tests.kit.env import clean_env
 from tests.kit.interrupts import (
     FITWHEEL,
@@ -187,3 +187,22 @@ def test_ctrl_c_as_the_process_starts(large_install: LargeInstall, tmp_path: Pat
         assert done.status == 130, done.stderr
         assert leftovers(tmp) == []
         assert tree_digest(venv) == large_install.before
+
+
+def test_a_failed_install_leaves_no_temporary_folder(base_venv: Path, tmp_path: Path) -> None:
+    """An install that fails half way (a wheel whose RECORD does not match a member, found
+    while unpacking) leaves its ``--no-cache-dir`` folder behind no more than one interrupted."""
+    wheels = tmp_path / "wheels"
+    make_wheel(wheels, "broken", "1.0", corrupt=True)
+    build_simple_index(wheels, tmp_path / "served")
+    venv = _fresh(base_venv, tmp_path / "venv")
+    before = tree_digest(venv)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    with serve(tmp_path / "served") as (url, _state):
+        argv = install_argv(venv, f"{url}/simple/", compile_bytecode=False)
+        done = run_install([*argv[:-1], "broken"], tmp, delay=None)
+    assert done.status == 1, done.stderr
+    assert "broken" in done.stderr and "RECORD" in done.stderr, done.stderr
+    assert leftovers(tmp) == []
+    assert tree_digest(venv) == before
