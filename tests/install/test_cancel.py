@@ -131,21 +131,28 @@ def test_a_signal_while_a_commit_copies_files_from_several_threads_rolls_back(
     before = snapshot(venv)
     state = state_dir(venv)
 
+    returned = threading.Event()
+
     def interrupt_once_placing() -> None:
         while not any(state.glob("txn-*/build/**/m*.py")):
+            if returned.is_set():
+                return
             time.sleep(0.001)
         os.kill(os.getpid(), signal.SIGINT)
 
     watcher = threading.Thread(target=interrupt_once_placing, daemon=True)
     watcher.start()
-    with pytest.raises(KeyboardInterrupt):
-        install_wheels(
-            env,
-            [WheelToInstall(wheel, "many", "1.0", sha256=sha256_of(wheel))],
-            unpacked=UnpackedCache(tmp_path / "unpacked"),
-            link_mode="copy",
-        )
-    watcher.join(30)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            install_wheels(
+                env,
+                [WheelToInstall(wheel, "many", "1.0", sha256=sha256_of(wheel))],
+                unpacked=UnpackedCache(tmp_path / "unpacked"),
+                link_mode="copy",
+            )
+    finally:
+        returned.set()
+        watcher.join(30)
     after = {k: v for k, v in snapshot(venv).items() if not k.startswith(".fitwheel")}
     assert after == {k: v for k, v in before.items() if not k.startswith(".fitwheel")}
     assert not list(state.glob("txn-*"))
