@@ -74,7 +74,10 @@ def large_install(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LargeIns
             times.append(time.monotonic() - start)
             assert done.status == 0, done.stderr
             assert leftovers(tmp) == []
-        yield LargeInstall(index, base, tree_digest(base), tree_digest(venv), min(times))
+        setup = LargeInstall(index, base, tree_digest(base), tree_digest(venv), min(times))
+        shutil.rmtree(venv)
+        yield setup
+    shutil.rmtree(root)  # a few hundred megabytes, not kept with the test's folders
 
 
 def _fresh(base: Path, target: Path) -> Path:
@@ -153,10 +156,12 @@ def _runs(large_install: LargeInstall, tmp_path: Path, count: int, seed: int) ->
     late = count // 3
     plan = [(d, False) for d in delays(seed, count - late, large_install.seconds)]
     plan += [(d, True) for d in delays(seed + 1, late, 0.3)]
-    return [
+    outcomes = [
         _check(large_install, tmp_path, d, committed=c, twice=i % 2 == 1)
         for i, (d, c) in enumerate(plan)
     ]
+    shutil.rmtree(tmp_path / "venv")
+    return outcomes
 
 
 def test_ctrl_c_at_random_points_of_a_large_install(

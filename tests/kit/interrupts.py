@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -68,7 +69,9 @@ def build_index(out: Path, *, megabytes: int = 100, seed: int = 0) -> Path:
     """:func:`make_wheels` under ``out`` and a static simple index of them; returns the index
     folder (serve ``out``: the pages are under ``/simple/``)."""
     wheels = make_wheels(out / "wheels", megabytes=megabytes, seed=seed)
-    return build_simple_index(wheels, out / "index")
+    index = build_simple_index(wheels, out / "index")
+    shutil.rmtree(wheels)  # the index has its own copies
+    return index
 
 
 def _content_digest(path: str) -> str:
