@@ -105,13 +105,13 @@ def test_a_second_interrupt_while_waiting_does_not_cut_the_wait_short(
     def slow_to_stop() -> None:
         while not cancel.cancelled:
             time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, while the caller waits
         time.sleep(0.5)  # a chunk being finished
         ended.set()
 
     worker = threading.Thread(target=slow_to_stop)
     worker.start()
-    for delay in (0.1, 0.3):
-        threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    _interrupt_main_thread_soon()
     with pytest.raises(KeyboardInterrupt):
         wait_through(ended.wait)
     assert ended.is_set()

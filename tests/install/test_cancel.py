@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -111,3 +112,47 @@ def test_closing_and_waiting_stops_downloads_under_way(tmp_path: Path) -> None:
             downloader.fetch_all([item])
         assert not CANCEL.cancelled, "the downloader's own token, not the process's"
         assert not list((tmp_path / "cache").rglob("*.whl")), "no download was completed"
+
+
+def test_a_signal_while_a_commit_copies_files_from_several_threads_rolls_back(
+    venv: Path, tmp_path: Path
+) -> None:
+    """The placing threads of a commit see the signal at their next file (the token), and the
+    commit rolls back: the environment is as it was, no transaction folder is left."""
+    from fitwheel.install.cache.unpacked import UnpackedCache
+    from fitwheel.install.env.interpreter import inspect_environment
+    from fitwheel.install.env.recovery import state_dir
+    from fitwheel.install.place.core import WheelToInstall, install_wheels
+    from tests.kit import snapshot
+
+    files = {f"many/sub{i % 20}/m{i}.py": f"X = {i}\n" * 50 for i in range(6000)}
+    wheel = make_wheel(tmp_path / "wheels", "many", "1.0", files=files)
+    env = inspect_environment(str(venv), {})
+    before = snapshot(venv)
+    state = state_dir(venv)
+
+    returned = threading.Event()
+
+    def interrupt_once_placing() -> None:
+        while not any(state.glob("txn-*/build/**/m*.py")):
+            if returned.is_set():
+                return
+            time.sleep(0.001)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    watcher = threading.Thread(target=interrupt_once_placing, daemon=True)
+    watcher.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            install_wheels(
+                env,
+                [WheelToInstall(wheel, "many", "1.0", sha256=sha256_of(wheel))],
+                unpacked=UnpackedCache(tmp_path / "unpacked"),
+                link_mode="copy",
+            )
+    finally:
+        returned.set()
+        watcher.join(30)
+    after = {k: v for k, v in snapshot(venv).items() if not k.startswith(".fitwheel")}
+    assert after == {k: v for k, v in before.items() if not k.startswith(".fitwheel")}
+    assert not list(state.glob("txn-*"))

@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -68,7 +69,9 @@ def build_index(out: Path, *, megabytes: int = 100, seed: int = 0) -> Path:
     """:func:`make_wheels` under ``out`` and a static simple index of them; returns the index
     folder (serve ``out``: the pages are under ``/simple/``)."""
     wheels = make_wheels(out / "wheels", megabytes=megabytes, seed=seed)
-    return build_simple_index(wheels, out / "index")
+    index = build_simple_index(wheels, out / "index")
+    shutil.rmtree(wheels)  # the index has its own copies
+    return index
 
 
 def _content_digest(path: str) -> str:
@@ -132,9 +135,22 @@ def install_argv(venv: Path, index: str, *, compile_bytecode: bool = True) -> li
     return [*argv, "--index-url", index, NAME]
 
 
-def _until(proc: subprocess.Popen[str], ready: Callable[[], bool]) -> bool:
-    """Wait until ``ready()`` (True) or the process ended (False)."""
-    while not ready():
+def handling_signals(pid: int) -> bool:
+    """Whether process ``pid`` catches SIGTERM: fitwheel's own handling of interrupts is in
+    place (Python alone catches SIGINT only). Read from ``/proc``."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    except OSError:
+        pass
+    return False
+
+
+def _until(proc: subprocess.Popen[str], ready: Callable[[int], bool]) -> bool:
+    """Wait until ``ready(pid)`` (True) or the process ended (False)."""
+    while not ready(proc.pid):
         if proc.poll() is not None:
             return False
         time.sleep(0.002)
@@ -146,13 +162,14 @@ def run_install(
     tmpdir: Path,
     *,
     delay: float | None,
-    after: Callable[[], bool] | None = None,
+    after: Callable[[int], bool] | None = None,
     again: float | None = None,
 ) -> Interrupted:
     """Run ``argv`` with ``TMPDIR`` at ``tmpdir`` in a process group of its own, sending SIGINT
-    to the group ``delay`` seconds after the start (None: never), or after ``after()`` became
-    true when given, as a terminal's Ctrl-C does; waits at most 120 s for it to end (then kills
-    it and fails)."""
+    to the group (as a terminal's Ctrl-C does) ``delay`` seconds after the start (None: never),
+    or after ``after(pid)`` became true when given, and a second one ``again`` seconds later
+    when given (while it cleans up); waits at most 120 s for it to end (then kills it and
+    fails)."""
     env = clean_env(TMPDIR=str(tmpdir))
     proc = subprocess.Popen(
         argv,
@@ -184,14 +201,14 @@ def run_install(
     return Interrupted(shell_status(proc.returncode), reaction, stderr)
 
 
-def unpacking(tmpdir: Path, name: str = NAME) -> Callable[[], bool]:
+def unpacking(tmpdir: Path, name: str = NAME) -> Callable[[int], bool]:
     """Whether an install with ``TMPDIR`` at ``tmpdir`` and ``--no-cache-dir`` is writing the
     large members of ``name``'s wheel into its temporary unpacked-wheel cache (a megabyte of one
     is there: created empty while downloading, they grow only once unpacking began)."""
     top = name.replace("-", "_")
     pattern = f"fitwheel-cache-*/unpacked/tmp/*/files/{top}/data/blob*.bin"
 
-    def ready() -> bool:
+    def ready(_pid: int) -> bool:
         for path in tmpdir.glob(pattern):
             try:
                 if path.stat().st_size > 1 << 20:
