@@ -15,6 +15,7 @@ from fitwheel.install.env.interpreter import inspect_environment
 from fitwheel.install.env.recovery import state_dir
 from fitwheel.install.place.core import install_wheels
 from tests.kit import clean_env, make_wheel, snapshot
+from tests.kit.interrupts import handling_signals
 
 FITWHEEL = [sys.executable, "-m", "fitwheel", "install", "--no-index"]
 
@@ -116,6 +117,10 @@ def test_sigterm_at_random_points_of_an_install_cleans_up(venv: Path, tmp_path: 
             text=True,
             env=env,
         )
+        # counted from when fitwheel's own handling is in place: a SIGINT while the interpreter
+        # still imports ``site`` is CPython's to handle (docs/interrupts.md)
+        while not handling_signals(proc.pid) and proc.poll() is None:
+            time.sleep(0.002)
         time.sleep(rng.uniform(0.3, 1.0) * whole)
         proc.send_signal(signum)
         _out, err = proc.communicate(timeout=120)
