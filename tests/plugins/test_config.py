@@ -77,10 +77,15 @@ def test_first_use_records_the_hashes_and_keeps_the_rest(tmp_path: Path) -> None
 
 
 def test_pins_of_another_version_are_the_users_to_remove() -> None:
-    from fitwheel.cli._plugins import Allowed, _check_spec
+    from fitwheel.cli._plugins import _check_spec
+    from fitwheel.userconfig import PluginAllowance
     from fitwheel.plugins.errors import PluginError
 
-    pinned = Allowed("ascend-variant-provider", "==0.0.3", {FILE: DIGEST}, "config.toml [x]")
+    pinned = PluginAllowance(
+        "ascend-variant-provider", "==0.0.3", {FILE: DIGEST}, "config.toml [x]"
+    )
     with pytest.raises(PluginError, match=r"pins the files of version 0\.0\.2, not ==0\.0\.3"):
         _check_spec(pinned)
-    _check_spec(Allowed("ascend-variant-provider", ">=0.0.2", {FILE: DIGEST}, "config.toml [x]"))
+    _check_spec(
+        PluginAllowance("ascend-variant-provider", ">=0.0.2", {FILE: DIGEST}, "config.toml [x]")
+    )

@@ -23,36 +23,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fitwheel._values import Frozen
 from fitwheel.errors import UsageError
 from fitwheel.options import SourceOptions
 from fitwheel.paths import CacheLayout
 from fitwheel.plugins.errors import PluginError
 from fitwheel.plugins.runner import PluginEnv
 from fitwheel.reporter import SILENT, Reporter
+from fitwheel.userconfig import PluginAllowance
 
 if TYPE_CHECKING:
     from fitwheel.lock.document import LockedPlugin
     from fitwheel.platform.profile import Profile
 
 MARKER = "fitwheel-plugin.json"
-
-
-class Allowed(Frozen):
-    """A plugin allowed to run: its normalised name, version specifier, pinned files and the
-    configuration table pinning them ("" when none)."""
-
-    __slots__ = ("name", "origin", "pins", "spec")
-    name: str
-    spec: str
-    pins: Mapping[str, str]
-    origin: str
-
-    def __init__(self, name: str, spec: str, pins: Mapping[str, str], origin: str) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "spec", spec)
-        object.__setattr__(self, "pins", dict(pins))
-        object.__setattr__(self, "origin", origin)
 
 
 def _parse_flag(given: str) -> tuple[str, str]:
@@ -71,21 +54,21 @@ def _parse_flag(given: str) -> tuple[str, str]:
 
 def allowed_plugins(
     flags: Sequence[str], env: Mapping[str, str], *, configured: bool = True
-) -> list[Allowed]:
+) -> list[PluginAllowance]:
     """The plugins ``--allow-plugin`` names, then those the configuration allows (with
     ``configured``), each with the configuration's pins."""
     from fitwheel.userconfig import plugin_allowances
 
     tables = plugin_allowances(env)
-    out: dict[str, Allowed] = {}
+    out: dict[str, PluginAllowance] = {}
     for given in flags:
         name, spec = _parse_flag(given)
         table = tables.get(name)
         pins, origin = (table.sha256, table.origin) if table else ({}, "")
-        out[name] = Allowed(name, spec or (table.version if table else ""), pins, origin)
+        out[name] = PluginAllowance(name, spec or (table.version if table else ""), pins, origin)
     if configured:
         for name, table in tables.items():
-            out.setdefault(name, Allowed(name, table.version, table.sha256, table.origin))
+            out.setdefault(name, PluginAllowance(name, table.version, table.sha256, table.origin))
     return list(out.values())
 
 
@@ -120,11 +103,11 @@ def _load_marker(folder: Path) -> PluginEnv | None:
         return None
 
 
-def _pinned_lines(plugin: Allowed) -> list[str]:
+def _pinned_lines(plugin: PluginAllowance) -> list[str]:
     from fitwheel.variants.filenames import WheelFilename
 
     lines = []
-    for filename, digest in sorted(plugin.pins.items()):
+    for filename, digest in sorted(plugin.sha256.items()):
         try:
             wheel = WheelFilename.parse(filename)
         except ValueError:
@@ -135,23 +118,23 @@ def _pinned_lines(plugin: Allowed) -> list[str]:
     return lines
 
 
-def _check_spec(plugin: Allowed) -> None:
+def _check_spec(plugin: PluginAllowance) -> None:
     """Pins for another version than the one asked for are the user's to remove."""
-    if not (plugin.pins and plugin.spec):
+    if not (plugin.sha256 and plugin.version):
         return
     from packaging.specifiers import SpecifierSet
 
     from fitwheel.variants.filenames import WheelFilename
     from fitwheel.variants.names import canonicalize_name
 
-    for filename in plugin.pins:
+    wanted = SpecifierSet(plugin.version)
+    for filename in plugin.sha256:
         wheel = WheelFilename.parse(filename)
-        if canonicalize_name(wheel.name) == plugin.name and not SpecifierSet(plugin.spec).contains(
-            wheel.version, prereleases=True
-        ):
+        own = canonicalize_name(wheel.name) == plugin.name
+        if own and not wanted.contains(wheel.version, prereleases=True):
             raise PluginError(
                 plugin.name,
-                f"{plugin.origin} pins the files of version {wheel.version}, not {plugin.spec}",
+                f"{plugin.origin} pins the files of version {wheel.version}, not {plugin.version}",
                 "remove the hashes table there to trust the other version on its first use",
             )
 
@@ -167,7 +150,7 @@ def _make_venv(folder: Path, what: str) -> Path:
 
 
 def _install(
-    plugin: Allowed, python: Path, sources: SourceOptions, layout: CacheLayout, env: Any
+    plugin: PluginAllowance, python: Path, sources: SourceOptions, layout: CacheLayout, env: Any
 ) -> dict[str, tuple[str, str, str]]:
     """Install the plugin into ``python``'s environment; file name -> (sha256, version of its
     project, URL), the plugin's own first."""
@@ -177,8 +160,8 @@ def _install(
 
     with tempfile.TemporaryDirectory(prefix="fitwheel-plugin-req-") as scratch:
         files: list[str] = []
-        requirements = [f"{plugin.name}{plugin.spec}"]
-        if plugin.pins:
+        requirements = [f"{plugin.name}{plugin.version}"]
+        if plugin.sha256:
             reqfile = Path(scratch) / "requirements.txt"
             reqfile.write_text("\n".join(_pinned_lines(plugin)) + "\n", encoding="utf-8")
             files, requirements = [str(reqfile)], []
@@ -212,13 +195,13 @@ def _install(
     return out
 
 
-def _changed(plugin: Allowed, said: str) -> PluginError:
+def _changed(plugin: PluginAllowance, said: str) -> PluginError:
     """The refusal of a pinned file that the index now serves with another hash (``said``: the
     install's own refusal, which names the file and the hash found)."""
     import re
 
-    found = [d for d in re.findall(r"\b[0-9a-f]{64}\b", said) if d not in plugin.pins.values()]
-    for filename, pinned in sorted(plugin.pins.items()):
+    found = [d for d in re.findall(r"\b[0-9a-f]{64}\b", said) if d not in plugin.sha256.values()]
+    for filename, pinned in sorted(plugin.sha256.items()):
         if filename in said and found:
             problem = (
                 f"its file {filename} has sha256 {found[0]}, but {plugin.origin} pins sha256 "
@@ -236,7 +219,7 @@ def _changed(plugin: Allowed, said: str) -> PluginError:
 
 
 def plugin_environment(
-    plugin: Allowed,
+    plugin: PluginAllowance,
     *,
     sources: SourceOptions,
     layout: CacheLayout,
@@ -253,10 +236,10 @@ def plugin_environment(
 
     _check_spec(plugin)
     envs = layout.plugins / "envs"
-    if plugin.pins:
-        cached = _load_marker(envs / _env_key(plugin.pins))
+    if plugin.sha256:
+        cached = _load_marker(envs / _env_key(plugin.sha256))
         if cached is not None:
-            check_pins(plugin.name, cached.files, plugin.pins, plugin.origin)
+            check_pins(plugin.name, cached.files, plugin.sha256, plugin.origin)
             return cached
     envs.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".new-", dir=envs))
@@ -265,7 +248,7 @@ def plugin_environment(
         installed = _install(plugin, python, sources, layout, env)
         files = {name: digest for name, (digest, _v, _u) in installed.items()}
         urls = {name: url for name, (_d, _v, url) in installed.items()}
-        check_pins(plugin.name, files, plugin.pins, plugin.origin)
+        check_pins(plugin.name, files, plugin.sha256, plugin.origin)
         version = next(iter(installed.values()))[1] if installed else "?"
         namespaces = describe(plugin.name, python, env=env, timeout=timeout)
         marker = {
@@ -286,7 +269,7 @@ def plugin_environment(
                     raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if not plugin.pins and record:
+    if not plugin.sha256 and record:
         _record(plugin, version, files, env, reporter)
     ready = _load_marker(final)
     if ready is None:
@@ -295,7 +278,7 @@ def plugin_environment(
 
 
 def _record(
-    plugin: Allowed,
+    plugin: PluginAllowance,
     version: str,
     files: Mapping[str, str],
     env: Mapping[str, str],
@@ -303,7 +286,7 @@ def _record(
 ) -> None:
     from fitwheel.userconfig import record_plugin_pins
 
-    path = record_plugin_pins(env, plugin.name, plugin.spec or f"=={version}", files)
+    path = record_plugin_pins(env, plugin.name, plugin.version or f"=={version}", files)
     if path is not None:
         reporter.notice(
             f"plugin {plugin.name}=={version} is trusted from now on with the sha256 of its "
@@ -433,7 +416,7 @@ def locked_plugins(
     for name, version in named:
         table = tables.get(name)
         pinned = table is not None and _pins_for(table.sha256, name, version)
-        allowed = Allowed(
+        allowed = PluginAllowance(
             name,
             f"=={version}",
             table.sha256 if table is not None and pinned else {},
@@ -456,12 +439,12 @@ def locked_plugins(
 
 
 def _as_locked(
-    allowed: Sequence[Allowed],
+    allowed: Sequence[PluginAllowance],
     plugins: Sequence[LockedPlugin],
     lock_path: str,
     sources: SourceOptions,
     reporter: Reporter,
-) -> tuple[list[Allowed], SourceOptions]:
+) -> tuple[list[PluginAllowance], SourceOptions]:
     """The lock's plugins this host allows, pinned to the lock's files (a host pinning other
     files is refused); the bundle's own files when the lock names them by path."""
     from fitwheel.plugins.trust import same_files
@@ -479,13 +462,13 @@ def _as_locked(
                 f"those builds count as unsupported: pass --allow-plugin {plugin.name} to run it"
             )
             continue
-        if host.pins and not same_files(host.pins, plugin.sha256):
+        if host.sha256 and not same_files(host.sha256, plugin.sha256):
             raise PluginError(
                 plugin.label,
                 f"{host.origin} pins other files for it than {origin} records",
                 "nothing was installed; lock again with the pinned files, or update the pins",
             )
-        out.append(Allowed(plugin.name, f"=={plugin.version}", plugin.sha256, origin))
+        out.append(PluginAllowance(plugin.name, f"=={plugin.version}", plugin.sha256, origin))
         base = Path(lock_path).parent
         local += [base / w.path for w in plugin.wheels if w.path is not None]
     wanted = sum(len(p.wheels) for p in plugins if p.name in by_name)
