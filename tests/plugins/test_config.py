@@ -78,8 +78,8 @@ def test_first_use_records_the_hashes_and_keeps_the_rest(tmp_path: Path) -> None
 
 def test_pins_of_another_version_are_the_users_to_remove() -> None:
     from fitwheel.cli._plugins import _check_spec
-    from fitwheel.userconfig import PluginAllowance
     from fitwheel.plugins.errors import PluginError
+    from fitwheel.userconfig import PluginAllowance
 
     pinned = PluginAllowance(
         "ascend-variant-provider", "==0.0.3", {FILE: DIGEST}, "config.toml [x]"
