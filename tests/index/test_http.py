@@ -118,6 +118,9 @@ def test_credentials_from_url_and_netrc(index_root: Path, tmp_path: Path) -> Non
 def test_redact_hides_password() -> None:
     assert redact("https://u:pw@h:8080/simple") == "https://u:****@h:8080/simple"
     assert redact("https://h/simple") == "https://h/simple"
+    # a user name alone is often a token: masked as pip masks it, but for ssh's git@
+    assert redact("https://tok3n@h/simple") == "https://****@h/simple"
+    assert redact("ssh://git@h/r.git") == "ssh://git@h/r.git"
 
 
 def test_cache_revalidates_with_etag_and_honours_max_age(index_root: Path, tmp_path: Path) -> None:

@@ -8,8 +8,12 @@ from collections.abc import Mapping
 
 
 def redact(url: str) -> str:
-    """``url`` without its password, for messages."""
+    """``url`` as messages show it: a password as ``****``, and a user name given alone (a token
+    often is) too, as pip shows them, but for git's well-known ``git@``."""
     parts = urllib.parse.urlsplit(url)
+    if parts.username is not None and parts.password is None and parts.username != "git":
+        host = parts.netloc.rsplit("@", 1)[1]
+        return urllib.parse.urlunsplit(parts._replace(netloc=f"****@{host}"))
     if parts.password is None:
         return url
     netloc = f"{parts.username}:****@{parts.hostname}"

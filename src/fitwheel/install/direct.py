@@ -64,16 +64,6 @@ def prepare_direct(
         raise placed from None
 
 
-def _shown(url: str) -> str:
-    """``url`` as messages show it: a password as ``****``, and a user name given alone (a token
-    often is) too, but for git's well-known ``git@``."""
-    parts = urlsplit(url)
-    if parts.username is not None and parts.password is None and parts.username != "git":
-        host = parts.netloc.rsplit("@", 1)[1]
-        return urlunsplit(parts._replace(netloc=f"****@{host}"))
-    return redact(url)
-
-
 def _without_fragment(url: str) -> str:
     return urlunsplit(urlsplit(url)._replace(fragment=""))
 
@@ -87,7 +77,7 @@ def _fragment_hashes(form: Url, origin: str) -> dict[str, frozenset[str]]:
             out[key.lower()] = frozenset({value.lower()})
         elif sep and key.lower() in ("md5", "sha1", "sha224"):
             raise InputError(
-                f"{origin}: {_shown(form.url)} pins a {key} hash, which fitwheel does not "
+                f"{origin}: {redact(form.url)} pins a {key} hash, which fitwheel does not "
                 "check: pin its sha256 (#sha256=HEX or --hash=sha256:HEX)."
             )
     return out
@@ -96,7 +86,7 @@ def _fragment_hashes(form: Url, origin: str) -> dict[str, frozenset[str]]:
 def _archive(item: UserRequirement, form: Url, sources: SourceBuilds) -> UserRequirement:
     url = _without_fragment(form.url)
     fragment = _fragment_hashes(form, item.origin)
-    shown = _shown(url)
+    shown = redact(url)
     if form.is_file:
         path = file_url_path(url)
         if path.is_dir():
@@ -170,7 +160,7 @@ def _filename(form: Url, origin: str) -> str:
     name = url_filename(form.url)
     if not name:
         raise InputError(
-            f"{origin}: {_shown(form.url)} names no file (its path ends in a folder): name the "
+            f"{origin}: {redact(form.url)} names no file (its path ends in a folder): name the "
             "wheel or sdist itself."
         )
     return name
@@ -226,7 +216,7 @@ def _inside(root: Path, subdirectory: str | None, shown: str, origin: str) -> Pa
 def _vcs(item: UserRequirement, form: Vcs, sources: SourceBuilds) -> UserRequirement:
     from fitwheel.sdist.vcs import checkout, is_commit, refuse_other
 
-    shown = _shown(form.repository)
+    shown = redact(form.repository)
     where = f"{item.origin}: {form.vcs}+{shown}"
     if form.vcs != "git":
         refuse_other(form.vcs, where)
@@ -254,7 +244,7 @@ def _vcs(item: UserRequirement, form: Vcs, sources: SourceBuilds) -> UserRequire
             form.revision,
             dest,
             shown=where,
-            url_shown=_shown(form.repository),
+            url_shown=redact(form.repository),
             env=sources.environ,
         )
         tree = _inside(dest, form.subdirectory, where, item.origin)
@@ -292,7 +282,7 @@ def _editable_vcs(
             form.revision,
             staging / "tree",
             shown=where,
-            url_shown=_shown(form.repository),
+            url_shown=redact(form.repository),
             env=sources.environ,
         )
         tree = _inside(staging / "tree", form.subdirectory, where, item.origin)
