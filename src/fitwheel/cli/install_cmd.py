@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from fitwheel.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from fitwheel.install.place.core import InstallResult
     from fitwheel.install.remembered import Recall
     from fitwheel.install.request import InstallRequest
@@ -220,8 +222,9 @@ def _recall(
     profile: Profile | None,
 ) -> Recall | None:
     """The remembered resolutions as this install uses them, or None (see
-    :mod:`fitwheel.install.replay`); the outputs that need the resolution rule them out."""
-    if args.explain or args.report or args.verify or args.target_dir or args.prefix:
+    :mod:`fitwheel.install.replay`); the outputs that need the resolution rule them out (a
+    ``--report`` is written from the record)."""
+    if args.explain or args.verify or args.target_dir or args.prefix:
         return None
     import os
 
@@ -241,12 +244,15 @@ def _replayed(
         break_system_packages=placement.break_system_packages,
         compile_bytecode=placement.compile_bytecode,
         reporter=reporter,
+        report=bool(args.report),
     )
     if replayed is None:
         return False
     for warning in replayed.record.warnings:
         reporter.warning(warning)
-    if not args.quiet:
+    if args.report and replayed.record.report is not None:
+        _write_report(args.report, replayed.record.report)
+    if not args.quiet and args.report != "-":
         rows = [(p.name, p.version, p.label, p.action) for p in replayed.record.plan]
         for line in _summary(rows, replayed.installed, args.dry_run):
             print(line)
@@ -290,7 +296,10 @@ def _install(
     if recall is not None:
         if outcome.installed is not None and recall.recovered:
             outcome.installed.notes[:0] = recall.recovered
-        recall.keep(outcome)
+        from fitwheel.install.report import report_json
+
+        # kept with the record, so that an install asking for the report is replayed too
+        recall.keep(outcome, report_json(outcome, profile))
     return outcome
 
 
@@ -322,11 +331,16 @@ def _show_resolution(
         for line in outcome.resolution.decisions:
             print(f"  resolver: {line}")
     if args.report:
-        text = json.dumps(report_json(outcome, profile), indent=2) + "\n"
-        if args.report == "-":
-            sys.stdout.write(text)
-        else:
-            Path(args.report).write_text(text, encoding="utf-8")
+        _write_report(args.report, report_json(outcome, profile))
+
+
+def _write_report(where: str, report: Mapping[str, object]) -> None:
+    """The ``--report`` JSON, to the file ``where`` (``-``: standard output)."""
+    text = json.dumps(report, indent=2) + "\n"
+    if where == "-":
+        sys.stdout.write(text)
+    else:
+        Path(where).write_text(text, encoding="utf-8")
 
 
 def _verify(args: argparse.Namespace, outcome: InstallOutcome, profile: Profile | None) -> None:
