@@ -70,6 +70,19 @@ class Result:
         return statistics.median(self.seconds)
 
     @property
+    def spread(self) -> tuple[float, float]:
+        """The fastest and the slowest run."""
+        return min(self.seconds), max(self.seconds)
+
+    @property
+    def quartiles(self) -> tuple[float, float]:
+        """The first and third quartiles of the runs (the interquartile range)."""
+        if len(self.seconds) < 2:
+            return self.median, self.median
+        q = statistics.quantiles(self.seconds, n=4, method="inclusive")
+        return q[0], q[2]
+
+    @property
     def peak_rss_mib(self) -> float | None:
         return max(self.peak_rss_kib) / 1024 if self.peak_rss_kib else None
 
@@ -197,13 +210,27 @@ def _fmt_time(seconds: float) -> str:
     return f"{seconds:8.3f} s "
 
 
+def fmt_spread(result: Result) -> str:
+    """A result's median with its spread: the interquartile range and the fastest and
+    slowest runs."""
+    low, high = result.spread
+    q1, q3 = result.quartiles
+    return (
+        f"{_fmt_time(result.median).strip()} "
+        f"(IQR {_fmt_time(q1).strip()}-{_fmt_time(q3).strip()}, "
+        f"min-max {_fmt_time(low).strip()}-{_fmt_time(high).strip()})"
+    )
+
+
 def report(title: str, results: Sequence[Result]) -> None:
     base = results[0]
     print(f"\n== {title}  ({len(base.seconds)} runs each, medians)")
     for r in results:
         ratio = r.median / base.median if base.median else float("nan")
         mem = f"  peak {r.peak_rss_mib:7.1f} MiB" if r.peak_rss_mib is not None else ""
-        print(f"   {r.name:<28} {_fmt_time(r.median)}   x{ratio:7.2f} of {base.name}{mem}")
+        low, high = r.spread
+        spread = f"  [{_fmt_time(low).strip()} - {_fmt_time(high).strip()}]"
+        print(f"   {r.name:<28} {_fmt_time(r.median)}   x{ratio:7.2f} of {base.name}{mem}{spread}")
     if len(results) > 1:
         for r in results[1:]:
             if r.median:
@@ -227,6 +254,10 @@ def _record(title: str, results: Sequence[Result]) -> None:
             {
                 "name": r.name,
                 "median_s": r.median,
+                "min_s": r.spread[0],
+                "max_s": r.spread[1],
+                "q1_s": r.quartiles[0],
+                "q3_s": r.quartiles[1],
                 "runs": len(r.seconds),
                 "peak_rss_mib": r.peak_rss_mib,
             }
