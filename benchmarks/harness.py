@@ -211,15 +211,18 @@ def _fmt_time(seconds: float) -> str:
 
 
 def fmt_spread(result: Result) -> str:
-    """A result's median with its spread: the interquartile range and the fastest and
-    slowest runs."""
+    """A result's median with its spread, in the median's unit: ``202 ms (IQR 199-205,
+    195-230)``: the interquartile range, then the fastest and slowest runs."""
+    median = result.median
+    scale, unit = (1e3, "ms") if median < 1 else (1.0, "s")
+    digits = 0 if scale == 1e3 and median >= 0.1 else (1 if scale == 1e3 else 2)
+
+    def num(value: float) -> str:
+        return f"{value * scale:.{digits}f}"
+
     low, high = result.spread
     q1, q3 = result.quartiles
-    return (
-        f"{_fmt_time(result.median).strip()} "
-        f"(IQR {_fmt_time(q1).strip()}-{_fmt_time(q3).strip()}, "
-        f"min-max {_fmt_time(low).strip()}-{_fmt_time(high).strip()})"
-    )
+    return f"{num(median)} {unit} (IQR {num(q1)}-{num(q3)}, {num(low)}-{num(high)})"
 
 
 def report(title: str, results: Sequence[Result]) -> None:
