@@ -623,9 +623,9 @@ def _link_names(dst: str, src: str, names: list[str]) -> tuple[list[str], bool]:
 
     Where the platform links relative to open folders, each run of names in one folder is
     linked relative to that folder's source and target, each opened once: the kernel then
-    walks one name per path instead of two whole paths (a quarter less time for a torch-sized
-    tree, ``python -m benchmarks warm_links``). Symbolic links are linked as themselves, as
-    ``link`` does."""
+    walks one name per path instead of two whole paths (about 8% less CPU time for checking
+    and linking a torch-sized tree, ``python -m benchmarks warm_links``). Symbolic links are
+    linked as themselves, as ``link`` does."""
     if os.link not in os.supports_dir_fd:
         return _link_paths(dst, src, names)
     link, open_, close = os.link, os.open, os.close
