@@ -271,9 +271,14 @@ def _import_ahead(args: argparse.Namespace, request: InstallRequest) -> None:
     kept at all). This thread meanwhile detects the target and waits on the target
     interpreter's answers (a process), and takes each module ready, or waits for the rest of
     its import. A module that fails to import here is imported again where it is used, which
-    reports the failure. Not a daemon: the process never ends in the middle of an import."""
+    reports the failure.
+
+    Not with ``--no-cache-dir``: its pages go to a temporary cache that an interrupt removes
+    while prefetch requests under way may still write into it; that path keeps its timing."""
     import os
 
+    if request.sources.no_cache:
+        return
     if _recall_possible(args, request):
         from fitwheel.paths import CacheLayout, cache_root
 
