@@ -6,7 +6,7 @@ as ``pip install .`` installs it, against a list of modules that path must not l
 - ``fitwheel install`` answered by a remembered resolution (the second identical install into
   a fresh venv from a loopback index whose pages are fresh): no resolver, no HTTP client
   (urllib3, ssl, socket), no ``importlib.metadata``, no ``packaging`` requirement parsing;
-- the same with ``--dry-run``.
+- the same with ``--dry-run``, and with ``--report`` (written from the record).
 
 Each line gives the modules imported, their total import time as ``-X importtime`` reports it
 (self times summed; inflated by the measurement itself, so compare lines with each other, not
@@ -108,7 +108,7 @@ def main() -> None:
         json.loads(out)
         site = _small_index(work)
         with serve_index(site, work / "server") as url:
-            for flags in ([], ["--dry-run"]):
+            for flags in ([], ["--dry-run"], ["--report", str(work / "report.json")]):
                 venv = work / "venv"
                 argv = [str(fitwheel), "install", "-q", "--python", str(venv)]
                 argv += ["--index-url", url, "--cache-dir", str(work / "cache"), *flags, "app"]
@@ -119,7 +119,7 @@ def main() -> None:
                         [str(python), "-m", "venv", "--without-pip", str(venv)], check=True
                     )
                     modules, _ = imported(python, argv, env)
-                what = "install, remembered" + (" (--dry-run)" if flags else "")
+                what = "install, remembered" + (f" ({flags[0]})" if flags else "")
                 ok &= check(what, modules, REMEMBERED)
     print("   -> every path within its import budget" if ok else "   -> SOME PATH LOADS TOO MUCH")
     if smoke() and not ok:

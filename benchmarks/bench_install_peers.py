@@ -11,15 +11,25 @@ Scenarios (medians of alternating runs; ratios in one run):
   (hard links from its unpacked-wheel cache, as uv does on Linux) and with ``--link-mode copy``;
 - the real 35-distribution tree of the e2e tests (flask, requests, rich, pydantic, httpx, ...),
   cold and warm;
-- the same tree resolved only (``--dry-run``), cold and warm.
+- the same tree resolved only (``--dry-run``), cold and warm;
+- ``install -r`` of a real-looking requirements file (``service_freeze.txt``: a service's
+  ``pip freeze`` of 42 pins, :data:`benchmarks.kit.REQUIREMENTS_FILE`), cold and warm.
 
 The wheels come from ``pip download`` (torch: ``$FITWHEEL_BENCH_TORCH_DIR``, default
-``~/.cache/fitwheel-bench``; the tree: the e2e mirror cache). Targets: torch cold <= 1.2x uv, warm
-<= 1.5x; the tree cold <= 1.5x, warm <= 2x; every scenario >= 3x faster than pip
-``--no-compile``; peak memory no more than 2x uv's.
+``~/.cache/fitwheel-bench``; the tree: the e2e mirror cache; the requirements file:
+:func:`benchmarks.kit.requirements_dir`). Targets: torch cold <= 1.0x uv, warm <= 1.5x; the tree
+cold <= 1.5x, warm <= 2x; every scenario >= 3x faster than pip ``--no-compile``; peak memory no
+more than 2x uv's.
+
+Each scenario runs ``FITWHEEL_BENCH_ROUNDS`` interleaved rounds (default 9, at least 9 unless a
+smaller number is asked for explicitly) after one untimed warm-up round, and the run ends with
+one table of every scenario: each peer's median with its interquartile range and its fastest
+and slowest run.
 
     python -m benchmarks install_peers                        # all scenarios
-    python -m benchmarks.bench_install_peers torch tree resolve  # some of them
+    python -m benchmarks.bench_install_peers torch tree resolve requirements  # some of them
+    python -m benchmarks.bench_install_peers --rounds 15 requirements
+    FITWHEEL_BENCH_ROUNDS=15 python -m benchmarks install_peers
     FITWHEEL_BENCH_BASE=<revision> python -m benchmarks install_peers   # plus that revision
 
 With ``FITWHEEL_BENCH_BASE``, an earlier revision of fitwheel, installed the same way, runs as
@@ -28,11 +38,19 @@ one more peer in every scenario (before and after in one run).
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 from pathlib import Path
 
-from benchmarks.harness import Case, Result, compare, smoke
+from benchmarks.harness import Case, Result, compare, fmt_spread, smoke
+from benchmarks.kit import (
+    REQUIREMENTS_FILE,
+    download_requirements,
+    requirement_count,
+    requirements_dir,
+    requirements_downloaded,
+)
 from benchmarks.peers import (
     TORCH,
     Peers,
@@ -42,6 +60,44 @@ from benchmarks.peers import (
     serve_index,
     torch_wheel,
 )
+
+PARTS = ("torch", "tree", "resolve", "requirements")
+#: interleaved rounds per scenario, unless ``FITWHEEL_BENCH_ROUNDS`` or ``--rounds`` says
+ROUNDS = 9
+UV, PIP = "uv pip install", "pip install"
+
+
+def rounds() -> int:
+    """The rounds each scenario runs (``FITWHEEL_BENCH_ROUNDS``, default :data:`ROUNDS`)."""
+    configured = os.environ.get("FITWHEEL_BENCH_ROUNDS", "")
+    return int(configured) if configured.strip() else ROUNDS
+
+
+class Table:
+    """Every scenario's results, for the table printed at the end of the run."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, list[Result], float]] = []
+
+    def add(self, scenario: str, results: list[Result], limit_vs_uv: float) -> None:
+        self.rows.append((scenario, results, limit_vs_uv))
+        _verdict(results, limit_vs_uv)
+
+    def print(self) -> None:
+        if not self.rows:
+            return
+        print("\n== every scenario: medians (interquartile range, fastest-slowest run)")
+        print("| scenario | fitwheel | uv | pip | fitwheel / uv | target | pip / fitwheel |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for scenario, results, limit in self.rows:
+            by_name = {r.name: r for r in results}
+            ours, uv, pip = by_name["fitwheel"], by_name[UV], by_name[PIP]
+            vs_uv, vs_pip = ours.median / uv.median, pip.median / ours.median
+            met = "met" if vs_uv <= limit else "missed"
+            print(
+                f"| {scenario} | {fmt_spread(ours)} | {fmt_spread(uv)} | {fmt_spread(pip)} "
+                f"| {vs_uv:.2f}x | <= {limit:.1f}x: {met} | {vs_pip:.1f}x |"
+            )
 
 
 def _torch_dir() -> Path:
@@ -66,7 +122,7 @@ def _base_cases(peers: Peers, cold: bool) -> list[Case]:
 
 def _verdict(results: list[Result], limit_vs_uv: float, min_vs_pip: float = 3.0) -> None:
     by_name = {r.name: r for r in results}
-    ours, uv, pip = by_name["fitwheel"], by_name["uv pip install"], by_name["pip install"]
+    ours, uv, pip = by_name["fitwheel"], by_name[UV], by_name[PIP]
     vs_uv = ours.median / uv.median
     vs_pip = pip.median / ours.median
     mem, uv_mem = ours.peak_rss_mib or 0.0, uv.peak_rss_mib or 0.0
@@ -80,7 +136,11 @@ def _verdict(results: list[Result], limit_vs_uv: float, min_vs_pip: float = 3.0)
     )
 
 
-def bench_torch(work: Path, wheel: Path, *, repeat: int = 3) -> None:
+def _label(cold: bool) -> str:
+    return "cold" if cold else "warm"
+
+
+def bench_torch(work: Path, wheel: Path, table: Table, *, repeat: int) -> None:
     mirror = mirror_module()
     wheels = work / "torch-wheels"
     wheels.mkdir()
@@ -92,9 +152,9 @@ def bench_torch(work: Path, wheel: Path, *, repeat: int = 3) -> None:
     with serve_index(site, work / "torch-server") as url:
         peers = Peers(work / "torch", url, [TORCH], ["--no-deps"])
         for cold in (True, False):
-            label = "cold" if cold else "warm"
+            scenario = f"torch 2.13.0 CPU wheel ({wheel.stat().st_size >> 20} MiB), {_label(cold)}"
             results = compare(
-                f"install torch 2.13.0 CPU wheel ({wheel.stat().st_size >> 20} MiB), {label}",
+                f"install {scenario}",
                 [
                     peers.fitwheel(cold),
                     peers.fitwheel(cold, link_mode="copy"),
@@ -104,10 +164,10 @@ def bench_torch(work: Path, wheel: Path, *, repeat: int = 3) -> None:
                 ],
                 repeat=repeat,
             )
-            _verdict(results, 1.2 if cold else 1.5)
+            table.add(scenario, results, 1.0 if cold else 1.5)
 
 
-def bench_tree(work: Path, wheels: Path, *, resolve_only: bool, repeat: int = 3) -> None:
+def bench_tree(work: Path, wheels: Path, table: Table, *, resolve_only: bool, repeat: int) -> None:
     mirror = mirror_module()
     site = mirror.build_index(wheels, work / "tree-site")
     job = "resolve (--dry-run)" if resolve_only else "install"
@@ -116,41 +176,82 @@ def bench_tree(work: Path, wheels: Path, *, resolve_only: bool, repeat: int = 3)
         folder = work / ("resolve" if resolve_only else "tree")
         peers = Peers(folder, url, list(mirror.TOP_LEVEL), flags)
         for cold in (True, False):
-            label = "cold" if cold else "warm"
+            scenario = f"{job} a real tree of {len(mirror.CLOSURE)} distributions, {_label(cold)}"
             results = compare(
-                f"{job} a real tree of {len(mirror.CLOSURE)} distributions, {label}",
+                scenario,
                 [peers.fitwheel(cold), *_base_cases(peers, cold), peers.uv(cold), peers.pip(cold)],
                 repeat=repeat,
             )
             if resolve_only:
-                _verdict(results, 2.5 if cold else 2.0)
+                table.add(scenario, results, 2.5 if cold else 2.0)
             else:
-                _verdict(results, 1.5 if cold else 2.0)
+                table.add(scenario, results, 1.5 if cold else 2.0)
 
 
-def main(parts: tuple[str, ...] = ("torch", "tree", "resolve")) -> None:
+def bench_requirements(work: Path, wheels: Path, table: Table, *, repeat: int) -> None:
+    """``install -r`` of :data:`benchmarks.kit.REQUIREMENTS_FILE`, cold and warm."""
+    site = mirror_module().build_index(wheels, work / "requirements-site")
+    with serve_index(site, work / "requirements-server") as url:
+        peers = Peers(work / "requirements", url, ["-r", str(REQUIREMENTS_FILE)])
+        for cold in (True, False):
+            scenario = (
+                f"install -r {REQUIREMENTS_FILE.name} ({requirement_count()} pinned "
+                f"requirements), {_label(cold)}"
+            )
+            results = compare(
+                scenario,
+                [peers.fitwheel(cold), *_base_cases(peers, cold), peers.uv(cold), peers.pip(cold)],
+                repeat=repeat,
+            )
+            table.add(scenario, results, 1.5 if cold else 2.0)
+
+
+def _available(parts: tuple[str, ...]) -> tuple[str, ...]:
+    """In a smoke run, only what is already here: the verified mirror cache and downloaded
+    requirements, never the torch download."""
+    if not smoke():
+        return parts
+    parts = tuple(p for p in parts if p != "torch")
+    if not _tree_cached():
+        parts = tuple(p for p in parts if p not in ("tree", "resolve"))
+    if not requirements_downloaded(requirements_dir()):
+        parts = tuple(p for p in parts if p != "requirements")
+    for part in sorted(set(PARTS) - set(parts)):
+        print(f"\n== {part}: skipped (smoke run: only inputs already on this machine)")
+    return parts
+
+
+def main(parts: tuple[str, ...] = PARTS, *, repeat: int | None = None) -> None:
     # Fetched with this machine's pip configuration (it may name a local wheel store); the
     # peers then run without it.
-    if smoke():
-        # only what is already here: the verified mirror cache, never the torch download
-        parts = tuple(p for p in parts if p != "torch")
-        if not _tree_cached():
-            parts = tuple(p for p in parts if p not in ("tree", "resolve"))
-        for part in {"torch", "tree", "resolve"} - set(parts):
-            print(f"\n== {part}: skipped (smoke run: torch is too big; the tree only when cached)")
+    parts = _available(parts)
+    repeat = rounds() if repeat is None else repeat
     needs_tree = bool({"tree", "resolve"} & set(parts))
     tree_wheels = mirror_module().ensure_wheels() if needs_tree else None
     torch = torch_wheel(_torch_dir()) if "torch" in parts else None
+    reqs = download_requirements(requirements_dir()) if "requirements" in parts else None
+    table = Table()
     with isolated_environ(), scratch("fitwheel-bench-peers-") as work:
         if tree_wheels is not None and "tree" in parts:
-            bench_tree(work, tree_wheels, resolve_only=False)
+            bench_tree(work, tree_wheels, table, resolve_only=False, repeat=repeat)
         if tree_wheels is not None and "resolve" in parts:
-            bench_tree(work, tree_wheels, resolve_only=True)
+            bench_tree(work, tree_wheels, table, resolve_only=True, repeat=repeat)
+        if reqs is not None:
+            bench_requirements(work, reqs, table, repeat=repeat)
         if torch is not None:
-            bench_torch(work, torch)
+            bench_torch(work, torch, table, repeat=repeat)
+    table.print()
+
+
+def _cli(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_install_peers")
+    parser.add_argument("parts", nargs="*", choices=PARTS, default=[])
+    parser.add_argument(
+        "--rounds", type=int, default=None, help=f"interleaved rounds (default {ROUNDS})"
+    )
+    args = parser.parse_args(argv)
+    main(tuple(args.parts) or PARTS, repeat=args.rounds)
 
 
 if __name__ == "__main__":
-    import sys
-
-    main(tuple(sys.argv[1:]) or ("torch", "tree", "resolve"))
+    _cli()

@@ -39,12 +39,20 @@ class Case:
     setup: Callable[[], object] | None = None
     env: dict[str, str] | None = None
     cwd: str | None = None
+    #: what a callable is timed by (wall-clock time unless given: ``time.process_time`` counts
+    #: only this process's CPU time, what a shared machine disturbs least)
+    clock: Callable[[], float] | None = None
 
     @classmethod
     def func(
-        cls, name: str, call: Callable[[], object], setup: Callable[[], object] | None = None
+        cls,
+        name: str,
+        call: Callable[[], object],
+        setup: Callable[[], object] | None = None,
+        *,
+        clock: Callable[[], float] | None = None,
     ) -> Case:
-        return cls(name=name, call=call, setup=setup)
+        return cls(name=name, call=call, setup=setup, clock=clock)
 
     @classmethod
     def command(
@@ -68,6 +76,19 @@ class Result:
     @property
     def median(self) -> float:
         return statistics.median(self.seconds)
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        """The fastest and the slowest run."""
+        return min(self.seconds), max(self.seconds)
+
+    @property
+    def quartiles(self) -> tuple[float, float]:
+        """The first and third quartiles of the runs (the interquartile range)."""
+        if len(self.seconds) < 2:
+            return self.median, self.median
+        q = statistics.quantiles(self.seconds, n=4, method="inclusive")
+        return q[0], q[2]
 
     @property
     def peak_rss_mib(self) -> float | None:
@@ -151,9 +172,10 @@ def _peak_rss_kib(case: Case) -> int:
 
 def _run_call(case: Case) -> float:
     assert case.call is not None
-    start = time.perf_counter()
+    clock = case.clock or time.perf_counter
+    start = clock()
     case.call()
-    return time.perf_counter() - start
+    return clock() - start
 
 
 def compare(
@@ -197,13 +219,30 @@ def _fmt_time(seconds: float) -> str:
     return f"{seconds:8.3f} s "
 
 
+def fmt_spread(result: Result) -> str:
+    """A result's median with its spread, in the median's unit: ``202 ms (IQR 199-205,
+    195-230)``: the interquartile range, then the fastest and slowest runs."""
+    median = result.median
+    scale, unit = (1e3, "ms") if median < 1 else (1.0, "s")
+    digits = 0 if scale == 1e3 and median >= 0.1 else (1 if scale == 1e3 else 2)
+
+    def num(value: float) -> str:
+        return f"{value * scale:.{digits}f}"
+
+    low, high = result.spread
+    q1, q3 = result.quartiles
+    return f"{num(median)} {unit} (IQR {num(q1)}-{num(q3)}, {num(low)}-{num(high)})"
+
+
 def report(title: str, results: Sequence[Result]) -> None:
     base = results[0]
     print(f"\n== {title}  ({len(base.seconds)} runs each, medians)")
     for r in results:
         ratio = r.median / base.median if base.median else float("nan")
         mem = f"  peak {r.peak_rss_mib:7.1f} MiB" if r.peak_rss_mib is not None else ""
-        print(f"   {r.name:<28} {_fmt_time(r.median)}   x{ratio:7.2f} of {base.name}{mem}")
+        low, high = r.spread
+        spread = f"  [{_fmt_time(low).strip()} - {_fmt_time(high).strip()}]"
+        print(f"   {r.name:<28} {_fmt_time(r.median)}   x{ratio:7.2f} of {base.name}{mem}{spread}")
     if len(results) > 1:
         for r in results[1:]:
             if r.median:
@@ -227,6 +266,10 @@ def _record(title: str, results: Sequence[Result]) -> None:
             {
                 "name": r.name,
                 "median_s": r.median,
+                "min_s": r.spread[0],
+                "max_s": r.spread[1],
+                "q1_s": r.quartiles[0],
+                "q3_s": r.quartiles[1],
                 "runs": len(r.seconds),
                 "peak_rss_mib": r.peak_rss_mib,
             }

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from fitwheel.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from fitwheel.install.place.core import InstallResult
     from fitwheel.install.remembered import Recall
     from fitwheel.install.request import InstallRequest
@@ -220,8 +222,9 @@ def _recall(
     profile: Profile | None,
 ) -> Recall | None:
     """The remembered resolutions as this install uses them, or None (see
-    :mod:`fitwheel.install.replay`); the outputs that need the resolution rule them out."""
-    if args.explain or args.report or args.verify or args.target_dir or args.prefix:
+    :mod:`fitwheel.install.replay`); the outputs that need the resolution rule them out (a
+    ``--report`` is written from the record)."""
+    if not _recall_possible(args, request):
         return None
     import os
 
@@ -241,26 +244,87 @@ def _replayed(
         break_system_packages=placement.break_system_packages,
         compile_bytecode=placement.compile_bytecode,
         reporter=reporter,
+        report=bool(args.report),
     )
     if replayed is None:
         return False
     for warning in replayed.record.warnings:
         reporter.warning(warning)
-    if not args.quiet:
+    if args.report and replayed.record.report is not None:
+        _write_report(args.report, replayed.record.report)
+    if not args.quiet and args.report != "-":
         rows = [(p.name, p.version, p.label, p.action) for p in replayed.record.plan]
         for line in _summary(rows, replayed.installed, args.dry_run):
             print(line)
     return True
 
 
+#: what a full install loads, in the order it needs them: the workflow (the resolver, the
+#: requirement parser with packaging's tokenizer, the planner), then the HTTP client (urllib3
+#: with ``http.client``, ``email`` and ``ssl``) and the page reader its first requests need
+_AHEAD = ("fitwheel.install.workflow", "urllib3", "html.parser")
+
+
+def _import_ahead(args: argparse.Namespace, request: InstallRequest) -> None:
+    """Start importing :data:`_AHEAD` on a thread of its own when this install is sure to
+    resolve: no remembered resolution can answer it (it is not remembered, or no record is
+    kept at all). This thread meanwhile detects the target and waits on the target
+    interpreter's answers (a process), and takes each module ready, or waits for the rest of
+    its import. A module that fails to import here is imported again where it is used, which
+    reports the failure.
+
+    Not with ``--no-cache-dir``: its pages go to a temporary cache that an interrupt removes
+    while prefetch requests under way may still write into it; that path keeps its timing."""
+    import os
+
+    if request.sources.no_cache:
+        return
+    if _recall_possible(args, request):
+        from fitwheel.paths import CacheLayout, cache_root
+
+        cache_dir = request.sources.cache_dir
+        folder = CacheLayout(cache_root(None if cache_dir is None else str(cache_dir), os.environ))
+        try:
+            with os.scandir(folder.remembered) as entries:
+                if next(entries, None) is not None:
+                    return  # a record may answer it: a replay loads none of these
+        except OSError:
+            pass  # no records yet
+    import threading
+
+    def load() -> None:
+        import importlib
+
+        for name in _AHEAD:
+            try:
+                importlib.import_module(name)
+            except Exception:  # imported again where it is used, which says why
+                return
+
+    threading.Thread(target=load, name="fitwheel-import-ahead").start()
+
+
+def _recall_possible(args: argparse.Namespace, request: InstallRequest) -> bool:
+    """Whether a remembered resolution may answer this install (its records still to be
+    looked up)."""
+    if args.explain or args.verify or args.target_dir or args.prefix:
+        return False
+    import os
+
+    from fitwheel.install.replay import rememberable
+
+    return rememberable(request, os.environ)
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.requirements and not args.requirement_files and not args.editables:
         raise UsageError("name at least one requirement, or pass -r FILE.")
     options = _Options(args)
+    request = _request(args, options)
+    _import_ahead(args, request)
     target, profile, description = _target(
         args, options.torch.backend == "auto", options.sources.cache_dir
     )
-    request = _request(args, options)
     recall = _recall(args, request, target, profile)
     from fitwheel.cli._reporting import reporter_for
 
@@ -290,7 +354,10 @@ def _install(
     if recall is not None:
         if outcome.installed is not None and recall.recovered:
             outcome.installed.notes[:0] = recall.recovered
-        recall.keep(outcome)
+        from fitwheel.install.report import report_json
+
+        # kept with the record, so that an install asking for the report is replayed too
+        recall.keep(outcome, report_json(outcome, profile))
     return outcome
 
 
@@ -322,11 +389,16 @@ def _show_resolution(
         for line in outcome.resolution.decisions:
             print(f"  resolver: {line}")
     if args.report:
-        text = json.dumps(report_json(outcome, profile), indent=2) + "\n"
-        if args.report == "-":
-            sys.stdout.write(text)
-        else:
-            Path(args.report).write_text(text, encoding="utf-8")
+        _write_report(args.report, report_json(outcome, profile))
+
+
+def _write_report(where: str, report: Mapping[str, object]) -> None:
+    """The ``--report`` JSON, to the file ``where`` (``-``: standard output)."""
+    text = json.dumps(report, indent=2) + "\n"
+    if where == "-":
+        sys.stdout.write(text)
+    else:
+        Path(where).write_text(text, encoding="utf-8")
 
 
 def _verify(args: argparse.Namespace, outcome: InstallOutcome, profile: Profile | None) -> None:

@@ -34,9 +34,16 @@ Not remembered: installs with local files, URLs or editables, requirements files
 server (``-r https://...``, directly or from another file), ``--find-links`` or ``file://``
 indexes (a folder has no freshness), hash-checking (``--require-hashes``, ``--hash``),
 ``--force-reinstall``, ``--no-cache-dir``, source builds, wheels an index lists without a hash,
-pages answered without a freshness lifetime (or a 404), and ``--explain``, ``--report`` and
-``--verify``, which need the resolution itself. ``--refresh`` revalidates every page and
-resolves afresh; ``FITWHEEL_NO_REMEMBER=1`` turns the records off.
+pages answered without a freshness lifetime (or a 404), and ``--explain`` and ``--verify``,
+which need the resolution itself.
+
+A record also keeps the ``--report`` that the full install would write (:data:`REPORT_FIELDS`
+of it: everything in it follows from the decision and the key's inputs), so that an install
+asking for a report is answered from the record too and writes the same report. Its fields are
+those of the resolution that made the record: ``unreachable_indexes`` names the indexes that
+resolution could not reach (their pages are not read again while the record stands).
+``--refresh`` revalidates every page and resolves afresh; ``FITWHEEL_NO_REMEMBER=1`` turns the
+records off.
 
 Records live in the cache's ``remembered/`` folder, one small JSON file each; an unreadable or
 damaged record is a miss.
@@ -289,10 +296,31 @@ class Plan:
         return cls(name, version, label, filename, url, sha256, requested, action)
 
 
+#: the fields of the ``--report`` JSON a record keeps and a replay writes back, in order: each
+#: follows from the decision and the inputs of the key (a field that describes one run rather
+#: than the decision is not kept, and a replayed report leaves it out)
+REPORT_FIELDS = (
+    "fitwheel_report",
+    "environment",
+    "indexes",
+    "index_origins",
+    "unreachable_indexes",
+    "find_links",
+    "target_sources",
+    "install",
+    "torch_backend",
+)
+
+
+def remembered_report(report: Mapping[str, object]) -> dict[str, object]:
+    """The part of a full install's ``--report`` JSON that a record keeps."""
+    return {name: report[name] for name in REPORT_FIELDS if name in report}
+
+
 class Remembered:
     """A record: what was decided, and what it was decided from besides the key."""
 
-    __slots__ = ("files", "pages", "plan", "warnings")
+    __slots__ = ("files", "pages", "plan", "report", "warnings")
 
     def __init__(
         self,
@@ -300,6 +328,7 @@ class Remembered:
         pages: list[tuple[str, str]],
         files: list[tuple[str, str]],
         warnings: list[str],
+        report: dict[str, object] | None = None,
     ) -> None:
         self.plan = plan
         #: (URL, sha256 of the body) of every index page the resolution read
@@ -307,6 +336,8 @@ class Remembered:
         #: (path, sha256 of the contents) of every requirements or constraints file read
         self.files = files
         self.warnings = warnings
+        #: the ``--report`` JSON of the full install (:func:`remembered_report`), or None
+        self.report = report
 
     def dumps(self) -> bytes:
         data = {
@@ -316,6 +347,8 @@ class Remembered:
             "files": [list(f) for f in self.files],
             "warnings": self.warnings,
         }
+        if self.report is not None:
+            data["report"] = self.report
         return json.dumps(data, separators=(",", ":")).encode("utf-8")
 
     @classmethod
@@ -329,7 +362,20 @@ class Remembered:
         warnings = data["warnings"]
         if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
             raise ValueError("not a record")
-        return cls(plan, pages, files, warnings)
+        return cls(plan, pages, files, warnings, _report(data.get("report"), len(plan)))
+
+
+def _report(value: object, planned: int) -> dict[str, object] | None:
+    """A record's report: the fields of :data:`REPORT_FIELDS`, all of them, one ``install``
+    entry per planned distribution (anything else: a damaged record)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or list(value) != list(REPORT_FIELDS):
+        raise ValueError("not a record")
+    entries = value["install"]
+    if not isinstance(entries, list) or len(entries) != planned:
+        raise ValueError("not a record")
+    return value
 
 
 def _pair(item: object) -> tuple[str, str]:
@@ -391,10 +437,12 @@ def record_of(
     pages: Sequence[str | None],
     files: Sequence[str],
     fresh_sha256: Any,
+    report: Mapping[str, object] | None = None,
 ) -> Remembered | None:
     """The record of a finished full install, or None where it cannot be remembered (see the
     module's docstring): ``pages`` the URLs the resolution read (None for a read that has no
-    freshness), ``files`` the requirements and constraints files it read."""
+    freshness), ``files`` the requirements and constraints files it read, ``report`` its
+    ``--report`` JSON (kept as :func:`remembered_report` says)."""
     now = time.time()
     page_rows: list[tuple[str, str]] = []
     for url in dict.fromkeys(pages):
@@ -430,7 +478,8 @@ def record_of(
         if path is None:
             return None  # read from a server: nothing tells when it changes
         file_rows.append((path, content_state(path)))
-    return Remembered(plan, page_rows, file_rows, list(outcome.warnings))
+    kept = None if report is None else remembered_report(report)
+    return Remembered(plan, page_rows, file_rows, list(outcome.warnings), kept)
 
 
 def _local_file(location: str) -> str | None:
@@ -500,11 +549,13 @@ class Recall:
             target=self.target,
         )
 
-    def _valid(self, unpacked: UnpackedCache, *, installing: bool) -> Remembered | None:
+    def _valid(
+        self, unpacked: UnpackedCache, *, installing: bool, report: bool
+    ) -> Remembered | None:
         from fitwheel.index.httpcache import HttpCache
 
         record = load(self.layout.remembered, self.key(installed_state(self.site_dirs)))
-        if record is None:
+        if record is None or (report and record.report is None):
             return None
         ok = still_valid(
             record,
@@ -524,9 +575,11 @@ class Recall:
         break_system_packages: bool,
         compile_bytecode: bool = False,
         reporter: Reporter = SILENT,
+        report: bool = False,
     ) -> Replayed | None:
         """Install what the valid record says (nothing with ``dry_run``); None: no valid
-        record, or one the full path must handle (it also names the problem)."""
+        record (with ``report``: none that keeps its report), or one the full path must handle
+        (it also names the problem)."""
         from fitwheel.install.cache.unpacked import UnpackedCache
         from fitwheel.install.env.interpreter import environment_of
 
@@ -536,13 +589,13 @@ class Recall:
         unpacked = UnpackedCache(self.layout.unpacked)
         try:
             if dry_run:
-                record = self._valid(unpacked, installing=False)
+                record = self._valid(unpacked, installing=False, report=report)
                 return None if record is None else Replayed(record, None)
             from fitwheel.install.env.session import EnvironmentSession
 
             with EnvironmentSession(reporter=reporter) as session:
                 self.recovered = session.hold(env)
-                record = self._valid(unpacked, installing=True)
+                record = self._valid(unpacked, installing=True, report=report)
                 if record is None:
                     return None
                 from pathlib import Path
@@ -585,8 +638,9 @@ class Recall:
         finally:
             unpacked.close()
 
-    def keep(self, outcome: InstallOutcome) -> None:
-        """File the record of a finished full install, where it can be remembered."""
+    def keep(self, outcome: InstallOutcome, report: Mapping[str, object] | None = None) -> None:
+        """File the record of a finished full install (with its ``--report`` JSON, ``report``),
+        where it can be remembered."""
         if outcome.remember_blocked is not None or outcome.installed_before is None:
             return
         from fitwheel.index.httpcache import HttpCache
@@ -596,6 +650,7 @@ class Recall:
             pages=outcome.pages_read,
             files=outcome.files_read,
             fresh_sha256=HttpCache(self.layout.http).fresh_sha256,
+            report=report,
         )
         if record is not None:
             store(self.layout.remembered, self.key(outcome.installed_before), record)

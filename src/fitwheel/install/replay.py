@@ -7,9 +7,10 @@ a server (``-r https://...``; one named inside a file is ruled out when the reco
 checks hashes
 (``--require-hashes``), reinstalls (``--force-reinstall``), keeps no cache
 (``--no-cache-dir``), asks the indexes again (``--refresh``), or when its caller needs the
-resolution itself (``--explain``, ``--report``, ``--verify``); ``FITWHEEL_NO_REMEMBER=1`` turns
-the records off. Otherwise the key is made of the typed option records, field by field, with
-the torch settings, the requirements, the interpreter named and ``--dry-run``.
+resolution itself (``--explain``, ``--verify``; a ``--report`` is written from the record);
+``FITWHEEL_NO_REMEMBER=1`` turns the records off. Otherwise the key is made of the typed option
+records, field by field, with the torch settings, the requirements, the interpreter named and
+``--dry-run``.
 
 Loaded on the short path of a remembered install: no ``typing``, no resolver, no HTTP client.
 """

