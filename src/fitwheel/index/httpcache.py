@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fitwheel.threads import CANCEL
+
 
 class HttpCache:
     """A small cache of index pages keyed by URL: the body plus ETag / Last-Modified / max-age.
@@ -104,11 +106,12 @@ class HttpCache:
             same = ("etag", "last_modified", "content_type", "sha256")
             if all(previous.get(k) == meta[k] for k in same):
                 return
+        if CANCEL.cancelled:
+            return  # the command is stopping; its temporary cache may be going away
         folder, path = self._path(url)
         try:
             if folder not in self._folders:
-                os.makedirs(folder, exist_ok=True)
-                self._folders.add(folder)
+                self._make_folder(folder)
             # a new file rather than truncating the old one: ext4 flushes a truncated file
             # to the disk on close
             with contextlib.suppress(FileNotFoundError):
@@ -120,6 +123,16 @@ class HttpCache:
                 os.close(fd)
         except OSError:
             pass  # a cache that cannot be written only costs speed
+
+    def _make_folder(self, folder: str) -> None:
+        """Make one of the cache's folders. The root is made once; a folder is then made only
+        inside it, so a request that ends after the root was removed (a command's temporary
+        cache, removed when it ends) cannot bring it back: its write fails, and is dropped."""
+        if not self._folders:
+            os.makedirs(self.root, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder)
+        self._folders.add(folder)
 
 
 def _cache_control(value: str) -> dict[str, str]:
