@@ -36,9 +36,8 @@ from fitwheel.wheel.archive import (
     NotAWheelError,
     RecordMismatchError,
     WheelArchive,
-    ZipBombError,
+    inflate_whole,
 )
-from fitwheel.wheel.inflate import INFLATE_ERRORS, InflateSizeError, inflate_exact
 from fitwheel.wheel.record import RecordEntry, b64, unlisted
 
 #: members up to this size are inflated in one call (never past their declared size); larger
@@ -104,14 +103,7 @@ def _extract_small(archive: WheelArchive, item: _Member, wheel: str) -> str:
         raw = archive.pread(member.compress_size, member.data_offset)
         if len(raw) != member.compress_size:
             raise NotAWheelError(archive.path, f"member {member.name!r} is truncated")
-        try:
-            data = inflate_exact(raw, member.file_size)
-        except InflateSizeError as exc:
-            raise ZipBombError(archive.path, f"member {member.name!r} {exc}") from None
-        except INFLATE_ERRORS as exc:
-            raise NotAWheelError(
-                archive.path, f"member {member.name!r} is corrupt ({exc})"
-            ) from None
+        data = inflate_whole(archive.path, member.name, member.method, raw, member.file_size)
     else:
         # stored (or a method the streaming path names in its error)
         return _extract(archive, item, wheel)
