@@ -12,9 +12,11 @@ so that installing from the cache does not load the inflater.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import shutil
 import stat
 import threading
 import zlib
@@ -27,6 +29,8 @@ from fitwheel.install.cache.layout import (
     UnpackError,
     layout,
 )
+from fitwheel.install.cache.precreate import Precreator
+from fitwheel.install.cache.streaming import StreamUnpacker
 from fitwheel.reporter import SILENT, Reporter
 from fitwheel.threads import CANCEL, CancelToken, run_threads
 from fitwheel.variants.filenames import WheelFilename
@@ -38,6 +42,7 @@ from fitwheel.wheel.archive import (
     WheelArchive,
     inflate_whole,
 )
+from fitwheel.wheel.archive_stream import StreamedMember
 from fitwheel.wheel.record import RecordEntry, b64, unlisted
 
 #: members up to this size are inflated in one call (never past their declared size); larger
@@ -169,11 +174,11 @@ def _extract(archive: WheelArchive, item: _Member, wheel: str, stop: CancelToken
 
 
 def _extract_all(
-    archive: WheelArchive, members: list[_Member], wheel: str, stop: CancelToken
-) -> list[str]:
-    """Extract every member, several at a time; the first failure (or an interrupt) stops the
-    rest, and every thread has ended when this returns or raises."""
-    digests: list[str] = [""] * len(members)
+    archive: WheelArchive, members: list[_Member], wheel: str, stop: CancelToken, digests: list[str]
+) -> None:
+    """Extract every member, several at a time, each one's sha256 put in ``digests`` at its
+    index; the first failure (or an interrupt) stops the rest, and every thread has ended when
+    this returns or raises."""
     # largest first, so that one big file does not end up alone at the end
     queue = iter(sorted(members, key=lambda m: m.member.compress_size, reverse=True))
     lock = threading.Lock()
@@ -205,11 +210,53 @@ def _extract_all(
         work()
     else:
         run_threads([work] * count)
-    return digests
+
+
+def _take_streamed(
+    archive: WheelArchive,
+    streamed: dict[str, StreamedMember],
+    members: list[_Member],
+    folder: Path,
+    digests: list[str],
+) -> list[_Member]:
+    """The members left to extract once those streamed while the wheel downloaded
+    (:mod:`fitwheel.install.cache.streaming`) are taken: a streamed member stands for the
+    archive's only when the central directory and its checked local header agree on every
+    field of the one the stream read, and its content hashes to its RECORD entry (a streamed
+    member that does not is refused as the file's would be: the same bytes). Anything the
+    archive does not describe as the stream read it, and nothing streamed is kept."""
+    wheel = archive.path.name
+    for name, began in streamed.items():
+        if not archive.as_streamed(name, began.header()):
+            shutil.rmtree(folder / "files", ignore_errors=True)
+            return members
+    left: list[_Member] = []
+    for item in members:
+        got = streamed.get(item.member.name)
+        if got is None:
+            left.append(item)
+            continue
+        expected = item.expected
+        if got.sha256 is None or expected is None or expected.algorithm != "sha256":
+            # streamed in part, or checked by another hash: written afresh from the file
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(item.target)
+            left.append(item)
+            continue
+        if got.sha256 != expected.digest:
+            raise _mismatch(wheel, item.member.name)
+        if item.executable:
+            os.chmod(item.target, 0o755)
+        digests[item.index] = got.sha256
+    return left
 
 
 def unpack(
-    wheel: Path, folder: Path, reporter: Reporter = SILENT, stop: CancelToken = CANCEL
+    wheel: Path,
+    folder: Path,
+    reporter: Reporter = SILENT,
+    stop: CancelToken = CANCEL,
+    staged: Precreator | None = None,
 ) -> CachedLayout:
     """Extract ``wheel`` into ``folder``, checking every member against RECORD on the way (one
     pass over the content). The archive is opened by the one wheel reader, which refuses
@@ -217,8 +264,11 @@ def unpack(
     written; RECORD follows the rules of :mod:`fitwheel.wheel.record` (install's one leniency,
     a row for a file the archive lacks, is a warning to ``reporter``). ``stop``: the token
     whose cancelling ends the work (:class:`~fitwheel.threads.Cancelled`), every thread of it
-    ended when this raises."""
+    ended when this raises. ``staged``: what created (or, a :class:`StreamUnpacker`, wrote) the
+    files of ``folder`` while the wheel downloaded; the streamed members the checks accept are
+    not extracted again."""
     name = WheelFilename.parse(wheel.name)
+    streamed = staged.finish() if isinstance(staged, StreamUnpacker) else None
     with WheelArchive(wheel) as archive:
         record = archive.record()
         for problem in archive.check_record_coverage(record, strict=False):
@@ -242,9 +292,13 @@ def unpack(
             mode = member.external_attr >> 16
             executable = bool(mode and stat.S_ISREG(mode) and mode & 0o111)
             members.append(_Member(len(members), member, target, expected, executable))
+        digests = [""] * len(members)
+        left = members
+        if streamed:
+            left = _take_streamed(archive, streamed, members, folder, digests)
         for parent in sorted(parents):
             os.makedirs(parent, exist_ok=True)
-        digests = _extract_all(archive, members, wheel.name, stop)
+        _extract_all(archive, left, wheel.name, stop, digests)
         try:
             wheel_text = archive.read_member(f"{dist_info}/WHEEL").decode("utf-8")
         except UnicodeDecodeError as exc:
