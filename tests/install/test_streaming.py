@@ -18,6 +18,7 @@ import zipfile
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,8 +42,15 @@ from tests.wheel.hostile_zip import (
     write_zip,
 )
 
-#: whole members and members inflated on the inflate thread
-BIGS = {"whole": 1 << 30, "threaded": 0}
+#: how members stream: each read whole and written by the stream thread; each inflated on the
+#: inflate thread and written by the write thread (or by the inflate thread itself); members
+#: over 1 MiB on the inflate thread, the others extracted from the file (as installing does)
+MODES: dict[str, dict[str, Any]] = {
+    "whole": {"big": 1 << 30, "small": True},
+    "threaded": {"big": 0},
+    "threaded-one": {"big": 0, "split": False},
+    "large-only": {"big": 1 << 20},
+}
 
 
 @pytest.fixture(autouse=True)
@@ -56,13 +64,18 @@ class Streamed:
     """A downloader whose wheels stream into an unpacked-wheel cache from the first byte."""
 
     def __init__(
-        self, cache: Path, *, big: int = 1 << 20, retries: int = 0, stop: CancelToken | None = None
+        self,
+        cache: Path,
+        mode: str = "large-only",
+        *,
+        retries: int = 0,
+        stop: CancelToken | None = None,
     ) -> None:
         self.stop = CancelToken(CANCEL) if stop is None else stop
         self.cache = cache
         self.unpacked = UnpackedCache(cache / "unpacked", stop=self.stop)
         self.streamers: list[StreamUnpacker] = []
-        self.big = big
+        self.options = MODES[mode]
         self.downloader = Downloader(
             Session(retries=retries, env={}),
             cache / "wheels",
@@ -72,7 +85,7 @@ class Streamed:
 
     def _prepare(self, _item: DownloadItem) -> StreamUnpacker:
         streamer = StreamUnpacker(
-            self.unpacked.precreator().folder, stop=self.stop, stream_after=1, big=self.big
+            self.unpacked.precreator().folder, stop=self.stop, stream_after=1, **self.options
         )
         self.streamers.append(streamer)
         return streamer
@@ -111,14 +124,14 @@ def large_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_wheel(tmp_path_factory.mktemp("wheels"), "large", "1.0", files=files)
 
 
-@pytest.mark.parametrize("big", list(BIGS.values()), ids=list(BIGS))
+@pytest.mark.parametrize("mode", sorted(MODES))
 def test_a_streamed_entry_is_the_one_unpacking_the_file_makes(
-    large_wheel: Path, tmp_path: Path, big: int
+    large_wheel: Path, tmp_path: Path, mode: str
 ) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     unpack(large_wheel, plain)
-    streamed = Streamed(tmp_path / "cache", big=big)
+    streamed = Streamed(tmp_path / "cache", mode=mode)
     with serve(large_wheel.parent) as (url, _state):
         entry = streamed.install(large_wheel, url)
     (streamer,) = streamed.streamers
@@ -131,13 +144,13 @@ def test_a_streamed_entry_is_the_one_unpacking_the_file_makes(
     assert not list((tmp_path / "cache" / "unpacked" / "tmp").iterdir())
 
 
-@pytest.mark.parametrize("big", list(BIGS.values()), ids=list(BIGS))
+@pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_every_refusal_of_the_reader_happens_on_the_stream(
-    tmp_path: Path, kind: str, big: int
+    tmp_path: Path, kind: str, mode: str
 ) -> None:
     wheel = hostile_wheel(tmp_path / "w", kind)
-    streamed = Streamed(tmp_path / "cache", big=big)
+    streamed = Streamed(tmp_path / "cache", mode=mode)
     with serve(wheel.parent) as (url, _state), pytest.raises(InvalidWheelError) as caught:
         streamed.install(wheel, url)
     assert KINDS[kind] in str(caught.value) and FILENAME in str(caught.value)
@@ -166,8 +179,8 @@ def test_a_member_the_central_directory_does_not_list_is_never_kept(tmp_path: Pa
     assert _files(entry.folder)["hostile/__init__.py"] == b"X = 1\n"
 
 
-@pytest.mark.parametrize("big", list(BIGS.values()), ids=list(BIGS))
-def test_a_corrupt_member_leaves_nothing(large_wheel: Path, tmp_path: Path, big: int) -> None:
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_corrupt_member_leaves_nothing(large_wheel: Path, tmp_path: Path, mode: str) -> None:
     """The download's hash matches (the index publishes the damaged file's), a member's data
     does not inflate to its content: refused, the staging folder removed, nothing cached."""
     with zipfile.ZipFile(large_wheel) as archive:
@@ -180,7 +193,7 @@ def test_a_corrupt_member_leaves_nothing(large_wheel: Path, tmp_path: Path, big:
     served.mkdir()
     wheel = served / large_wheel.name
     wheel.write_bytes(bytes(data))
-    streamed = Streamed(tmp_path / "cache", big=big)
+    streamed = Streamed(tmp_path / "cache", mode=mode)
     with serve(served) as (url, _state), pytest.raises(InvalidWheelError) as caught:
         streamed.install(wheel, url)
     assert "large/blob1.bin" in str(caught.value)

@@ -54,6 +54,7 @@ class StreamedMember:
         "method",
         "name",
         "sha256",
+        "written",
     )
 
     def __init__(
@@ -69,6 +70,8 @@ class StreamedMember:
         self.flags, self.method, self.crc, self.compress_size, self.file_size = fields
         #: the content's sha256 (RECORD's base64), once streamed whole; None until then
         self.sha256: str | None = None
+        #: whether the handler began writing it (in part, while :attr:`sha256` is None)
+        self.written = False
 
     def header(self) -> tuple[int, int, int, int, int, int, int]:
         """What :meth:`~fitwheel.wheel.archive.WheelArchive.as_streamed` compares."""

@@ -82,8 +82,17 @@ class StreamUnpacker(Precreator):
         stop: CancelToken = CANCEL,
         stream_after: int = STREAM_AFTER,
         big: int = BIG,
+        split: bool = True,
+        small: bool = False,
     ) -> None:
+        """``stream_after`` and ``big``: see :data:`STREAM_AFTER` and :data:`BIG`. Measured by
+        ``python -m benchmarks stream``: ``split`` False, a large member is hashed and written
+        on the inflate thread too; ``small``, the stream thread inflates, hashes and writes the
+        smaller members too (else they are extracted from the file once it is complete, on
+        several threads, while the large ones still stream)."""
         super().__init__(folder)
+        self._split = split
+        self._small_too = small
         self.stop = stop
         self._stream_after = stream_after
         self._big = big
@@ -190,13 +199,15 @@ class StreamUnpacker(Precreator):
             return
         if member.file_size > self._big:
             # the write thread learns of it from the inflate thread, in order
+            member.written = True
             self._put(self._inflate, (member, target))
         else:
             self._small.clear()
 
     def data(self, member: StreamedMember, raw: bytes) -> None:
         if member.file_size <= self._big:
-            self._small.append(raw)
+            if self._small_too:
+                self._small.append(raw)
             return
         self._big_piece.append(raw)
         self._big_size += len(raw)
@@ -214,9 +225,12 @@ class StreamUnpacker(Precreator):
             self._flush_big()
             self._put(self._inflate, _END)
             return
+        if not self._small_too:
+            return
         raw, self._small = b"".join(self._small), []
         content = inflate_whole(self.folder, member.name, member.method, raw, member.file_size)
         target = self._files + _native(member.name)
+        member.written = True
         out = os.open(target, _OPEN, 0o644)
         try:
             view = memoryview(content)
@@ -227,7 +241,8 @@ class StreamUnpacker(Precreator):
         member.sha256 = b64(hashlib.sha256(content).digest())
 
     def _target(self, name: str) -> str | None:
-        """Where member ``name`` is written (its folder made); None for a folder."""
+        """Where member ``name`` is written (its folder made); None for a folder, or a member
+        left to be extracted from the file."""
         if name.endswith("/"):
             os.makedirs(self._files + _native(name), exist_ok=True)
             return None
@@ -240,7 +255,7 @@ class StreamUnpacker(Precreator):
 
     def _run_inflate(self) -> None:
         inflater: MemberInflater | None = None
-        member: StreamedMember | None = None
+        here = _Writer()  # where ``split`` is False
         while True:
             item = self._get(self._inflate)
             if item is _STOP:
@@ -249,66 +264,70 @@ class StreamUnpacker(Precreator):
             if isinstance(item, tuple):
                 member = item[0]
                 sizes = (member.compress_size, member.file_size)
-                inflater = MemberInflater(self.folder, member.name, member.method, sizes, self._out)
-                self._put(self._write, item)
+                if self._split:
+                    self._put(self._write, item)
+                    sink: Callable[[bytes], object] = self._out
+                else:
+                    here.take(item)
+                    sink = here.take
+                inflater = MemberInflater(self.folder, member.name, member.method, sizes, sink)
             elif item is _END:
-                assert inflater is not None and member is not None
+                assert inflater is not None
                 inflater.finish()
-                self._put(self._write, _END)
-                inflater = member = None
+                if self._split:
+                    self._put(self._write, _END)
+                else:
+                    here.take(_END)
+                inflater = None
             else:
                 assert inflater is not None
                 inflater.feed(item)
+        here.close()
         self._put(self._write, _STOP)
 
     def _out(self, piece: bytes) -> None:
         self._put(self._write, piece)
 
     def _run_write(self) -> None:
-        out = -1
-        member: StreamedMember | None = None
-        digest = hashlib.sha256()
+        writer = _Writer()
         try:
             while True:
                 item = self._get(self._write)
                 if item is _STOP:
                     break
                 self.stop.check()
-                if isinstance(item, tuple):
-                    member, target = item
-                    digest = hashlib.sha256()
-                    out = os.open(target, _OPEN, 0o644)
-                elif item is _END:
-                    assert member is not None
-                    os.close(out)
-                    out = -1
-                    # inflated whole, to its declared size (the inflate thread checked)
-                    member.sha256 = b64(digest.digest())
-                else:
-                    digest.update(item)
-                    view = memoryview(item)
-                    while view:
-                        view = view[os.write(out, view) :]
+                writer.take(item)
         finally:
-            if out >= 0:
-                os.close(out)
+            writer.close()
 
     # -- the end ------------------------------------------------------------------------------
 
-    def finish(self) -> dict[str, StreamedMember] | None:
-        """Once every byte was fed: wait for the streaming to end; the members begun (those
-        whose content was streamed whole have their :attr:`StreamedMember.sha256`), or None
-        when nothing was streamed (a small wheel). An interrupt meanwhile raises
-        :class:`~fitwheel.threads.Cancelled` once every worker has ended."""
+    def headers(self) -> dict[str, StreamedMember] | None:
+        """Once every byte was fed: the members whose local headers the stream read, by name,
+        or None when nothing was streamed (a small wheel). The large members may still be
+        inflating: :meth:`finish` waits for them."""
         local = self._local
         if local is None or self.tainted:
             return None
         self._put(self._chunks, _STOP)
-        self._join()
-        self.stop.check()
-        if isinstance(self.failure, Cancelled):
-            raise self.failure
+        _thread, done = self._workers[0]  # the stream thread
+        wait_through(done.wait)
+        self._raise_cancelled()
         return local.members
+
+    def finish(self) -> None:
+        """Wait until every member streamed has been written (those whose content was
+        streamed whole then have their :attr:`StreamedMember.sha256`). An interrupt
+        meanwhile raises :class:`~fitwheel.threads.Cancelled` once every worker has ended."""
+        self._join()
+        self._raise_cancelled()
+
+    def _raise_cancelled(self) -> None:
+        if isinstance(self.failure, Cancelled):
+            self._quit.set()
+            self._join()
+            raise self.failure
+        self.stop.check()
 
     def _join(self) -> None:
         workers = self._workers
@@ -318,3 +337,35 @@ class StreamUnpacker(Precreator):
         self._quit.set()
         self._join()
         super().close()
+
+
+class _Writer:
+    """Hashes and writes a large member's inflated pieces: ``(member, target)`` begins one,
+    its pieces follow, :data:`_END` ends it (once it inflated whole to its declared size)."""
+
+    __slots__ = ("_digest", "_member", "_out")
+
+    def __init__(self) -> None:
+        self._out = -1
+        self._member: StreamedMember | None = None
+        self._digest = hashlib.sha256()
+
+    def take(self, item: object) -> None:
+        if isinstance(item, bytes):
+            self._digest.update(item)
+            view = memoryview(item)
+            while view:
+                view = view[os.write(self._out, view) :]
+        elif isinstance(item, tuple):
+            self._member, target = item
+            self._digest = hashlib.sha256()
+            self._out = os.open(target, _OPEN, 0o644)
+        elif item is _END:
+            assert self._member is not None
+            self.close()
+            self._member.sha256 = b64(self._digest.digest())
+
+    def close(self) -> None:
+        if self._out >= 0:
+            os.close(self._out)
+            self._out = -1

@@ -212,30 +212,28 @@ def _extract_all(
         run_threads([work] * count)
 
 
+def _make_folders(parents: set[str]) -> None:
+    for parent in sorted(parents):
+        os.makedirs(parent, exist_ok=True)
+
+
+def _streamed_as_listed(archive: WheelArchive, streamed: dict[str, StreamedMember]) -> bool:
+    """Whether every member the stream read (:mod:`fitwheel.install.cache.streaming`) is one
+    the archive lists, the central directory and the checked local header agreeing on every
+    field of the local header the stream read. When one is not, nothing streamed is kept."""
+    return all(archive.as_streamed(name, got.header()) for name, got in streamed.items())
+
+
 def _take_streamed(
-    archive: WheelArchive,
-    streamed: dict[str, StreamedMember],
-    members: list[_Member],
-    folder: Path,
-    digests: list[str],
+    members: list[_Member], streamed: dict[str, StreamedMember], wheel: str, digests: list[str]
 ) -> list[_Member]:
-    """The members left to extract once those streamed while the wheel downloaded
-    (:mod:`fitwheel.install.cache.streaming`) are taken: a streamed member stands for the
-    archive's only when the central directory and its checked local header agree on every
-    field of the one the stream read, and its content hashes to its RECORD entry (a streamed
-    member that does not is refused as the file's would be: the same bytes). Anything the
-    archive does not describe as the stream read it, and nothing streamed is kept."""
-    wheel = archive.path.name
-    for name, began in streamed.items():
-        if not archive.as_streamed(name, began.header()):
-            shutil.rmtree(folder / "files", ignore_errors=True)
-            return members
+    """The members left to extract from the file once those written from the stream are
+    taken: a streamed member stands for the archive's only when it was inflated whole and its
+    content hashes to its RECORD entry (one that does not is refused, as the file's would be:
+    the same bytes). Its sha256 goes into ``digests``."""
     left: list[_Member] = []
     for item in members:
-        got = streamed.get(item.member.name)
-        if got is None:
-            left.append(item)
-            continue
+        got = streamed[item.member.name]
         expected = item.expected
         if got.sha256 is None or expected is None or expected.algorithm != "sha256":
             # streamed in part, or checked by another hash: written afresh from the file
@@ -249,6 +247,38 @@ def _take_streamed(
             os.chmod(item.target, 0o755)
         digests[item.index] = got.sha256
     return left
+
+
+def _extract_around(
+    archive: WheelArchive,
+    members: list[_Member],
+    staged: StreamUnpacker,
+    stop: CancelToken,
+    into: tuple[set[str], list[str]],
+) -> None:
+    """Extract the members the stream did not write while it still writes the others; then
+    take those (and extract any it could not). ``into``: the folders the members need, and
+    the list of their digests to fill."""
+    parents, digests = into
+    folder = staged.folder
+    streamed = staged.headers()
+    if streamed and not _streamed_as_listed(archive, streamed):
+        staged.close()
+        shutil.rmtree(folder / "files", ignore_errors=True)
+        streamed = None
+    _make_folders(parents)
+    if not streamed:
+        _extract_all(archive, members, archive.path.name, stop, digests)
+        return
+    written: list[_Member] = []
+    left: list[_Member] = []
+    for item in members:
+        got = streamed.get(item.member.name)
+        (written if got is not None and got.written else left).append(item)
+    _extract_all(archive, left, archive.path.name, stop, digests)
+    staged.finish()
+    redo = _take_streamed(written, streamed, archive.path.name, digests)
+    _extract_all(archive, redo, archive.path.name, stop, digests)
 
 
 def unpack(
@@ -268,7 +298,6 @@ def unpack(
     files of ``folder`` while the wheel downloaded; the streamed members the checks accept are
     not extracted again."""
     name = WheelFilename.parse(wheel.name)
-    streamed = staged.finish() if isinstance(staged, StreamUnpacker) else None
     with WheelArchive(wheel) as archive:
         record = archive.record()
         for problem in archive.check_record_coverage(record, strict=False):
@@ -293,12 +322,11 @@ def unpack(
             executable = bool(mode and stat.S_ISREG(mode) and mode & 0o111)
             members.append(_Member(len(members), member, target, expected, executable))
         digests = [""] * len(members)
-        left = members
-        if streamed:
-            left = _take_streamed(archive, streamed, members, folder, digests)
-        for parent in sorted(parents):
-            os.makedirs(parent, exist_ok=True)
-        _extract_all(archive, left, wheel.name, stop, digests)
+        if isinstance(staged, StreamUnpacker):
+            _extract_around(archive, members, staged, stop, (parents, digests))
+        else:
+            _make_folders(parents)
+            _extract_all(archive, members, wheel.name, stop, digests)
         try:
             wheel_text = archive.read_member(f"{dist_info}/WHEEL").decode("utf-8")
         except UnicodeDecodeError as exc:
