@@ -118,9 +118,8 @@ def _case(
         wall = time.perf_counter()
         done = downloader.fetch(item)
         unpacked.get(done.path, done.sha256, done.prepared)
-        cpu.setdefault(label, []).append(
-            (time.process_time() - start) / (time.perf_counter() - wall)
-        )
+        cpu.setdefault(label, []).append(time.process_time() - start)
+        cpu.setdefault(f"{label} wall", []).append(time.perf_counter() - wall)
         unpacked.close()
         downloader.close()
 
@@ -136,8 +135,13 @@ def _compare(title: str, wheel: Path, url: str, work: Path, repeat: int) -> None
         _case("streamed, every member", wheel, url, work, cpu, stream_after=0, small=True),
     ]
     compare(title, cases, repeat=repeat)
-    for label, shares in cpu.items():
-        print(f"   {label:<32} CPU per wall second {statistics.median(shares):.2f}")
+    for case in cases:
+        seconds = cpu[case.name]
+        shares = [c / w for c, w in zip(seconds, cpu[f"{case.name} wall"], strict=True)]
+        print(
+            f"   {case.name:<32} CPU {statistics.median(seconds):.3f} s, "
+            f"{statistics.median(shares):.2f} per wall second"
+        )
 
 
 def main() -> None:

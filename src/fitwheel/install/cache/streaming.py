@@ -7,8 +7,9 @@ stream). Once :data:`STREAM_AFTER` bytes have come, the bytes go to the one whee
 streaming mode (:mod:`fitwheel.wheel.archive_stream`), on threads of their own, so that
 inflating, hashing and writing overlap the download:
 
-- the *stream* thread reads the local headers and inflates, hashes and writes every member
-  up to :data:`BIG` bytes, each read whole;
+- the *stream* thread reads the local headers and creates each member's file (empty, as a
+  :class:`Precreator` does; the members up to :data:`BIG` bytes are extracted from the file
+  once it is complete, on several threads, while the large ones may still stream);
 - a larger member's bytes go to the *inflate* thread, whose output the *write* thread hashes
   and writes: the largest member of a wheel (torch's ``libtorch_cpu.so`` is 414 MiB) keeps one
   core inflating while the other hashes and writes it and everything else.
@@ -201,8 +202,11 @@ class StreamUnpacker(Precreator):
             # the write thread learns of it from the inflate thread, in order
             member.written = True
             self._put(self._inflate, (member, target))
-        else:
+        elif self._small_too:
             self._small.clear()
+        else:
+            # created empty, as a Precreator does: extracted from the file later
+            os.close(os.open(target, _OPEN, 0o644))
 
     def data(self, member: StreamedMember, raw: bytes) -> None:
         if member.file_size <= self._big:
