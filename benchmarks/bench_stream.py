@@ -153,13 +153,15 @@ def main() -> None:
             served.mkdir(parents=True)
             shutil.copy(given, large)
         elif smoke():
-            large = _synthetic(served, "large", 40 << 20, 2000, 3000)
+            large = _synthetic(served, "large", 12 << 20, 2000, 300)
         else:
             large = _synthetic(served, "large", 400 << 20, 20_000, 12_000)
-        middle = _synthetic(served, "middle", 0, 30_000, 2000)
-        small = _synthetic(served, "small", 0, 8_000, 1500)
+        wheels = [(large, 9)]
+        if not smoke():
+            wheels.append((_synthetic(served, "middle", 0, 30_000, 2000), 15))
+            wheels.append((_synthetic(served, "small", 0, 8_000, 1500), 15))
         with _served(served, work) as url:
-            for wheel, repeat in ((large, 9), (middle, 15), (small, 15)):
+            for wheel, repeat in wheels:
                 size = wheel.stat().st_size / (1 << 20)
                 with zipfile.ZipFile(wheel) as archive:
                     members = len(archive.infolist())
