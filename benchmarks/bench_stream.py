@@ -117,9 +117,11 @@ def _case(
         start = time.process_time()
         wall = time.perf_counter()
         done = downloader.fetch(item)
+        downloaded = time.perf_counter()
         unpacked.get(done.path, done.sha256, done.prepared)
         cpu.setdefault(label, []).append(time.process_time() - start)
         cpu.setdefault(f"{label} wall", []).append(time.perf_counter() - wall)
+        cpu.setdefault(f"{label} tail", []).append(time.perf_counter() - downloaded)
         unpacked.close()
         downloader.close()
 
@@ -138,9 +140,10 @@ def _compare(title: str, wheel: Path, url: str, work: Path, repeat: int) -> None
     for case in cases:
         seconds = cpu[case.name]
         shares = [c / w for c, w in zip(seconds, cpu[f"{case.name} wall"], strict=True)]
+        tail = statistics.median(cpu[f"{case.name} tail"])
         print(
             f"   {case.name:<32} CPU {statistics.median(seconds):.3f} s, "
-            f"{statistics.median(shares):.2f} per wall second"
+            f"{statistics.median(shares):.2f} per wall second; after the download {tail:.3f} s"
         )
 
 
