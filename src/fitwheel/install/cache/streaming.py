@@ -45,12 +45,12 @@ STREAM_AFTER = 16 << 20
 #: members that inflate to more than this are inflated on a thread of their own, in pieces
 BIG = 8 << 20
 #: chunks of the download waiting for the stream thread (64 KiB at most each) before the
-#: download waits: with the pieces below, at most about 24 MiB in flight
-BACKLOG = 128
+#: download waits: with the pieces below, about 6 MiB in flight at most
+BACKLOG = 32
 #: compressed pieces (about 1 MiB each) of a large member waiting to be inflated
-_INFLATE_BACKLOG = 8
+_INFLATE_BACKLOG = 2
 #: inflated pieces (1 MiB at most) waiting to be hashed and written
-_WRITE_BACKLOG = 8
+_WRITE_BACKLOG = 2
 _PIECE = 1 << 20
 _POLL = 0.05
 _OPEN = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
