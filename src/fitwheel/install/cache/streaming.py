@@ -40,7 +40,8 @@ from fitwheel.wheel.archive_stream import LocalStream, StreamedMember
 from fitwheel.wheel.record import b64
 
 #: bytes of a download seen before its members are streamed: a smaller wheel is unpacked once
-#: it is complete (its files created meanwhile, see :class:`Precreator`), which is faster
+#: it is complete (its files created meanwhile, see :class:`Precreator`): below this, streaming
+#: gained nothing measurable (``python -m benchmarks stream``)
 STREAM_AFTER = 16 << 20
 #: members that inflate to more than this are inflated on a thread of their own, in pieces
 BIG = 8 << 20
