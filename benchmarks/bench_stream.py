@@ -134,7 +134,7 @@ def _compare(title: str, wheel: Path, url: str, work: Path, repeat: int) -> None
         _case("after the download", wheel, url, work, cpu),
         _case("streamed", wheel, url, work, cpu, stream_after=0),
         _case("streamed, one thread a member", wheel, url, work, cpu, stream_after=0, split=False),
-        _case("streamed, every member", wheel, url, work, cpu, stream_after=0, small=True),
+        _case("streamed, large members only", wheel, url, work, cpu, stream_after=0, small=False),
     ]
     compare(title, cases, repeat=repeat)
     for case in cases:

@@ -44,12 +44,14 @@ from tests.wheel.hostile_zip import (
 
 #: how members stream: each read whole and written by the stream thread; each inflated on the
 #: inflate thread and written by the write thread (or by the inflate thread itself); members
-#: over 1 MiB on the inflate thread, the others extracted from the file (as installing does)
+#: over 1 MiB on the inflate thread, the others whole (as installing does a large wheel), or
+#: extracted from the file once it is complete
 MODES: dict[str, dict[str, Any]] = {
-    "whole": {"big": 1 << 30, "small": True},
+    "whole": {"big": 1 << 30},
     "threaded": {"big": 0},
     "threaded-one": {"big": 0, "split": False},
-    "large-only": {"big": 1 << 20},
+    "mixed": {"big": 1 << 20},
+    "large-only": {"big": 1 << 20, "small": False},
 }
 
 
@@ -66,7 +68,7 @@ class Streamed:
     def __init__(
         self,
         cache: Path,
-        mode: str = "large-only",
+        mode: str = "mixed",
         *,
         retries: int = 0,
         stop: CancelToken | None = None,

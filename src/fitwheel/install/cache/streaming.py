@@ -7,9 +7,8 @@ stream). Once :data:`STREAM_AFTER` bytes have come, the bytes go to the one whee
 streaming mode (:mod:`fitwheel.wheel.archive_stream`), on threads of their own, so that
 inflating, hashing and writing overlap the download:
 
-- the *stream* thread reads the local headers and creates each member's file (empty, as a
-  :class:`Precreator` does; the members up to :data:`BIG` bytes are extracted from the file
-  once it is complete, on several threads, while the large ones may still stream);
+- the *stream* thread reads the local headers and inflates, hashes and writes every member
+  up to :data:`BIG` bytes, each read whole;
 - a larger member's bytes go to the *inflate* thread, whose output the *write* thread hashes
   and writes: the largest member of a wheel (torch's ``libtorch_cpu.so`` is 414 MiB) keeps one
   core inflating while the other hashes and writes it and everything else.
@@ -75,8 +74,9 @@ _END = _MemberEnd()
 
 
 class StreamUnpacker(Precreator):
-    """Feed it the download's bytes (:meth:`feed`); :meth:`finish` once the download is
-    complete returns the members streamed into ``{folder}/files``."""
+    """Feed it the download's bytes (:meth:`feed`); once the download is complete,
+    :meth:`headers` gives the members the stream read and :meth:`finish` waits until those it
+    writes into ``{folder}/files`` are written."""
 
     def __init__(
         self,
@@ -86,13 +86,13 @@ class StreamUnpacker(Precreator):
         stream_after: int = STREAM_AFTER,
         big: int = BIG,
         split: bool = True,
-        small: bool = False,
+        small: bool = True,
     ) -> None:
-        """``stream_after`` and ``big``: see :data:`STREAM_AFTER` and :data:`BIG`. Measured by
-        ``python -m benchmarks stream``: ``split`` False, a large member is hashed and written
-        on the inflate thread too; ``small``, the stream thread inflates, hashes and writes the
-        smaller members too (else they are extracted from the file once it is complete, on
-        several threads, while the large ones still stream)."""
+        """``stream_after`` and ``big``: see :data:`STREAM_AFTER` and :data:`BIG`. The other
+        ways, measured slower by ``python -m benchmarks stream``: ``split`` False, a large
+        member is hashed and written on the inflate thread too; ``small`` False, the smaller
+        members are only created while the wheel downloads, and extracted from the file once
+        it is complete (on several threads, while the large ones may still stream)."""
         super().__init__(folder)
         self._split = split
         self._small_too = small
@@ -145,13 +145,14 @@ class StreamUnpacker(Precreator):
         if not self._stopped:
             self._stop_parsing()
         self._local = LocalStream(self.folder, self)
-        early, self._early = b"".join(self._early), []
+        early, self._early = self._early, []
         for target in (self._run_stream, self._run_inflate, self._run_write):
             done = threading.Event()
             thread = threading.Thread(target=self._guard, args=(target, done), daemon=True)
             self._workers.append((thread, done))
             thread.start()
-        self._put(self._chunks, early)
+        for chunk in early:
+            self._put(self._chunks, chunk)
 
     def _put(self, where: queue.Queue[Any], item: object) -> None:
         while True:
