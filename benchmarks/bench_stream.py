@@ -9,6 +9,9 @@ The wheels, served by nginx on 127.0.0.1 (Python's static server where nginx is 
   MB, a 400 MB member among 12,000 small ones);
 - a 20 MB and a 4 MB wheel (the streaming threshold: which wheels are worth streaming).
 
+``FITWHEEL_BENCH_STREAM_RATE=100m`` has nginx send each wheel at 100 MB/s (its ``limit_rate``),
+as a fast link would, rather than as fast as loopback.
+
 Each case runs in this process: a fresh cache folder per run, the downloader and the unpacked
 cache as :class:`~fitwheel.install.fetch.fetcher.Fetcher` wires them. Besides the wall-clock
 medians it prints the CPU time per wall second (how much of the two cores was used).
@@ -71,11 +74,52 @@ def _synthetic(folder: Path, name: str, big: int, small: int, count: int) -> Pat
 
 
 @contextmanager
+def _limited_nginx(binary: str, folder: Path, work: Path, rate: str) -> Iterator[str]:
+    """nginx over ``folder``, each answer sent at ``rate`` (nginx's ``limit_rate``, say
+    ``100m``: 100 MB/s, a fast link rather than loopback)."""
+    import pwd
+    import socket
+    import subprocess
+
+    from tests.kit import free_port
+
+    port = free_port()
+    work.mkdir(parents=True, exist_ok=True)
+    user = f"user {pwd.getpwuid(os.geteuid()).pw_name};" if os.geteuid() == 0 else ""
+    (work / "nginx.conf").write_text(
+        f"{user} daemon off; worker_processes 1; pid {work}/nginx.pid; "
+        f"error_log {work}/error.log; events {{ worker_connections 64; }} "
+        f"http {{ access_log off; client_body_temp_path {work}/body; "
+        f"server {{ listen 127.0.0.1:{port}; root {folder}; limit_rate {rate}; }} }}"
+    )
+    proc = subprocess.Popen([binary, "-c", str(work / "nginx.conf"), "-p", str(work)])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@contextmanager
 def _served(folder: Path, work: Path) -> Iterator[str]:
     mirror_module()  # puts the test kit on the path
     from tests.kit import nginx_binary, serve_nginx, serve_static
 
-    if nginx_binary() is not None:
+    binary = nginx_binary()
+    rate = os.environ.get("FITWHEEL_BENCH_STREAM_RATE")
+    if binary is not None and rate:
+        print(f"   (nginx sends each wheel at {rate}B/s)")
+        with _limited_nginx(binary, folder, work / "nginx", rate) as url:
+            yield url
+        return
+    if binary is not None:
         with serve_nginx(folder, work / "nginx", negotiate=False) as url:
             yield url
         return
