@@ -9,7 +9,7 @@ The wheels, served by nginx on 127.0.0.1 (Python's static server where nginx is 
   MB, a 400 MB member among 12,000 small ones);
 - a 20 MB and a 4 MB wheel (the streaming threshold: which wheels are worth streaming).
 
-``FITWHEEL_BENCH_STREAM_RATE=100m`` has nginx send each wheel at 100 MB/s (its ``limit_rate``),
+``FITWHEEL_BENCH_STREAM_RATE=50m`` has nginx send each wheel at 50 MB/s (its ``limit_rate``),
 as a fast link would, rather than as fast as loopback.
 
 Each case runs in this process: a fresh cache folder per run, the downloader and the unpacked
@@ -76,7 +76,7 @@ def _synthetic(folder: Path, name: str, big: int, small: int, count: int) -> Pat
 @contextmanager
 def _limited_nginx(binary: str, folder: Path, work: Path, rate: str) -> Iterator[str]:
     """nginx over ``folder``, each answer sent at ``rate`` (nginx's ``limit_rate``, say
-    ``100m``: 100 MB/s, a fast link rather than loopback)."""
+    ``50m``: 50 MB/s, a fast link rather than loopback)."""
     import pwd
     import socket
     import subprocess
