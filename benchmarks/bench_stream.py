@@ -115,7 +115,7 @@ def _served(folder: Path, work: Path) -> Iterator[str]:
     binary = nginx_binary()
     rate = os.environ.get("FITWHEEL_BENCH_STREAM_RATE")
     if binary is not None and rate:
-        print(f"   (nginx sends each wheel at {rate}B/s)")
+        print(f"   (nginx sends each wheel with limit_rate {rate})")
         with _limited_nginx(binary, folder, work / "nginx", rate) as url:
             yield url
         return

@@ -39,9 +39,10 @@ from fitwheel.wheel.archive_stream import LocalStream, StreamedMember
 from fitwheel.wheel.record import b64
 
 #: bytes of a download seen before its members are streamed: a smaller wheel is unpacked once
-#: it is complete (its files created meanwhile, see :class:`Precreator`): below this, streaming
-#: gained nothing measurable (``python -m benchmarks stream``)
-STREAM_AFTER = 16 << 20
+#: it is complete (its files created meanwhile, see :class:`Precreator`). An 11 MiB wheel sent
+#: at 50 MB/s was unpacked sooner streamed, on loopback no slower (``python -m benchmarks
+#: stream``); smaller ones, mostly many at once, keep the threads for unpacking them
+STREAM_AFTER = 8 << 20
 #: members that inflate to more than this are inflated on a thread of their own, in pieces
 BIG = 8 << 20
 #: chunks of the download waiting for the stream thread (64 KiB at most each) before the
