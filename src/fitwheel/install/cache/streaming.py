@@ -198,11 +198,17 @@ class StreamUnpacker(Precreator):
                 local.feed(chunk)
         self._put(self._inflate, _STOP)
 
+    def _large(self, member: StreamedMember) -> bool:
+        """Whether ``member`` is inflated in pieces on the inflate thread (else read whole):
+        by either size, so that a header declaring a small content for many compressed bytes
+        is not read whole either."""
+        return member.file_size > self._big or member.compress_size > self._big
+
     def begin(self, member: StreamedMember) -> None:
         target = self._target(member.name)
         if target is None:
             return
-        if member.file_size > self._big:
+        if self._large(member):
             # the write thread learns of it from the inflate thread, in order
             member.written = True
             self._put(self._inflate, (member, target))
@@ -213,7 +219,9 @@ class StreamUnpacker(Precreator):
             os.close(os.open(target, _OPEN, 0o644))
 
     def data(self, member: StreamedMember, raw: bytes) -> None:
-        if member.file_size <= self._big:
+        if member.name.endswith("/"):
+            return  # a folder's bytes, if any, are nothing to write
+        if not self._large(member):
             if self._small_too:
                 self._small.append(raw)
             return
@@ -229,7 +237,7 @@ class StreamUnpacker(Precreator):
     def end(self, member: StreamedMember) -> None:
         if member.name.endswith("/"):
             return
-        if member.file_size > self._big:
+        if self._large(member):
             self._flush_big()
             self._put(self._inflate, _END)
             return
