@@ -4,7 +4,10 @@
 absolute paths, no ``..``, no control characters, no duplicates), the declared sizes (a zip
 bomb is refused before it is inflated), that the member data do not overlap, and that each local
 header agrees with the central directory, so that every zip reader would see the same files.
-Members are inflated with :mod:`fitwheel.wheel.inflate`, never past their declared size.
+Members are inflated with :mod:`fitwheel.wheel.inflate`, never past their declared size. A
+download can be read as it arrives (the streaming mode, :mod:`fitwheel.wheel.archive_stream`)
+with the same member checks; what it read stands for a member only where
+:meth:`WheelArchive.as_streamed` finds the finished archive agrees.
 
 Installing (:mod:`fitwheel.install.cache.unpacked`), reading metadata (local files and HTTP range
 requests, :mod:`fitwheel.index.metadata`), publishing and rewriting

@@ -6,8 +6,10 @@ unsafe names, overlapping members, disagreeing headers and zip bombs before anyt
 written; members are inflated never past their declared size; RECORD follows the rules of
 :mod:`fitwheel.wheel.record`. An interrupt (a :class:`~fitwheel.threads.CancelToken`) is looked
 for before every member and every megabyte written, so that unpacking a large wheel stops at
-once; the caller removes the folder once this returns. Imported only when a wheel is unpacked,
-so that installing from the cache does not load the inflater.
+once; the caller removes the folder once this returns. A large wheel's members may have been
+written while it downloaded (:mod:`fitwheel.install.cache.streaming`): they stand for the
+archive's only where the checks here accept them. Imported only when a wheel is unpacked, so
+that installing from the cache does not load the inflater.
 """
 
 from __future__ import annotations
