@@ -310,3 +310,33 @@ def test_an_interrupted_stream_stops_and_leaves_nothing(large_wheel: Path, tmp_p
     stop.clear()
     streamed.assert_nothing_left()
     assert not list((tmp_path / "cache" / "wheels").rglob("*.whl"))
+
+
+@pytest.mark.parametrize("field", ["crc", "sizes"])
+def test_a_local_header_the_central_directory_contradicts_is_read_from_the_file(
+    large_wheel: Path, tmp_path: Path, field: str
+) -> None:
+    """The reader takes a member's CRC and sizes from the central directory; a local header
+    that says otherwise (streamed as it says) does not stand for the member: nothing streamed
+    is kept, and the entry is the one the file gives."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    unpack(large_wheel, plain)
+    data = bytearray(large_wheel.read_bytes())
+    with zipfile.ZipFile(large_wheel) as archive:
+        info = archive.getinfo("large/blob0.bin")
+    at = info.header_offset
+    if field == "crc":
+        data[at + 14 : at + 18] = (info.CRC ^ 0xFFFF).to_bytes(4, "little")
+    else:  # one byte fewer declared than the content: streamed, the member is cut short
+        data[at + 22 : at + 26] = (info.file_size - 1).to_bytes(4, "little")
+    served = tmp_path / "served"
+    served.mkdir()
+    wheel = served / large_wheel.name
+    wheel.write_bytes(bytes(data))
+    streamed = Streamed(tmp_path / "cache")
+    with serve(served) as (url, _state):
+        entry = streamed.install(wheel, url)
+    assert streamed.streamers[0].streaming
+    assert _files(entry.folder) == _files(plain)
+    assert not list((tmp_path / "cache" / "unpacked" / "tmp").iterdir())
