@@ -57,9 +57,16 @@ def _central(name: bytes, crc: int, compressed: int, size: int, offset: int) -> 
     )
 
 
-def write_zip(path: Path, entries: list[Entry], aliases: dict[str, str] | None = None) -> Path:
+def write_zip(
+    path: Path,
+    entries: list[Entry],
+    aliases: dict[str, str] | None = None,
+    unlisted: frozenset[str] = frozenset(),
+) -> Path:
     """A deflated zip of ``entries``; ``aliases`` adds central directory entries (new name ->
-    existing member) that point at an existing member's local header."""
+    existing member) that point at an existing member's local header; the members named in
+    ``unlisted`` have their local header and data but no central directory entry (a gap that
+    readers of the central directory skip, and a reader of the stream sees)."""
     out = bytearray()
     directory: list[bytes] = []
     for entry in entries:
@@ -84,6 +91,8 @@ def write_zip(path: Path, entries: list[Entry], aliases: dict[str, str] | None =
             0,
         )
         out += local_name + packed
+        if entry.name in unlisted:
+            continue
         cd_name = (entry.cd_name or entry.name).encode()
         directory.append(_central(cd_name, crc, len(packed), size, offset))
         for alias, target in (aliases or {}).items():

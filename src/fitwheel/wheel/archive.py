@@ -4,7 +4,10 @@
 absolute paths, no ``..``, no control characters, no duplicates), the declared sizes (a zip
 bomb is refused before it is inflated), that the member data do not overlap, and that each local
 header agrees with the central directory, so that every zip reader would see the same files.
-Members are inflated with :mod:`fitwheel.wheel.inflate`, never past their declared size.
+Members are inflated with :mod:`fitwheel.wheel.inflate`, never past their declared size. A
+download can be read as it arrives (the streaming mode, :mod:`fitwheel.wheel.archive_stream`)
+with the same member checks; what it read stands for a member only where
+:meth:`WheelArchive.as_streamed` finds the finished archive agrees.
 
 Installing (:mod:`fitwheel.install.cache.unpacked`), reading metadata (local files and HTTP range
 requests, :mod:`fitwheel.index.metadata`), publishing and rewriting
@@ -18,7 +21,7 @@ import re
 import struct
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from fitwheel._values import Frozen
 from fitwheel.errors import InvalidWheelError
@@ -130,6 +133,124 @@ def check_member_name(name: str) -> str | None:
     if any(part in ("", ".", "..") for part in parts):
         return f"member name {name!r} contains an empty, '.' or '..' path component"
     return None
+
+
+def check_declared(
+    path: str | os.PathLike[str], name: str, file_size: int, compress_size: int, limits: Limits
+) -> None:
+    """Refuse a member whose declared sizes are beyond ``limits`` (a zip bomb), before it is
+    inflated: as the central directory declares them, or a local header as a download streams."""
+    if file_size > limits.max_member_size:
+        raise ZipBombError(
+            path, f"member {name!r} declares {file_size} bytes (limit {limits.max_member_size})"
+        )
+    if file_size > limits.ratio_floor and file_size > limits.max_ratio * max(compress_size, 1):
+        raise ZipBombError(
+            path,
+            f"member {name!r} inflates {compress_size} bytes to "
+            f"{file_size} (ratio limit {limits.max_ratio})",
+        )
+
+
+def _unsupported(path: str | os.PathLike[str], name: str, method: int) -> WheelError:
+    return WheelError(
+        path,
+        f"member {name!r} uses compression method {method}; only stored and deflate are supported",
+    )
+
+
+def inflate_whole(
+    path: str | os.PathLike[str], name: str, method: int, raw: bytes, file_size: int
+) -> bytes:
+    """A member's content from its compressed bytes read whole (``raw``, as many as it
+    declares), which must come to exactly ``file_size`` bytes, never inflated past it."""
+    if method == STORED:
+        if len(raw) != file_size:
+            raise NotAWheelError(path, f"member {name!r} does not have its declared size")
+        return raw
+    if method != DEFLATED:
+        raise _unsupported(path, name, method)
+    try:
+        return _inflate.inflate_exact(raw, file_size)
+    except _inflate.InflateSizeError as exc:
+        raise ZipBombError(path, f"member {name!r} {exc}") from None
+    except _inflate.INFLATE_ERRORS as exc:
+        raise NotAWheelError(path, f"member {name!r} is corrupt ({exc})") from None
+
+
+class MemberInflater:
+    """One member's compressed bytes inflated as they come, in order (read from the file, or
+    as a download streams), passed to ``sink`` in pieces of at most :data:`CHUNK` bytes and
+    checked to come to exactly the declared size (never further: a bomb stops at the first
+    byte too many). Bytes after the end of a deflate stream are ignored. No CRC check: the
+    content is checked against its RECORD hash, a stronger test."""
+
+    __slots__ = ("_inflater", "_left", "_name", "_path", "_sink", "_size")
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        name: str,
+        method: int,
+        sizes: tuple[int, int],
+        sink: Callable[[bytes], object],
+    ) -> None:
+        """``sizes``: the declared compressed and inflated sizes."""
+        compress_size, file_size = sizes
+        self._path = path
+        self._name = name
+        self._sink = sink
+        self._size = self._left = file_size
+        if method == DEFLATED:
+            self._inflater: Any = _inflate.decompressobj()
+        elif method == STORED:
+            self._inflater = None
+            if compress_size != file_size:
+                raise NotAWheelError(path, f"member {name!r} does not have its declared size")
+        else:
+            raise _unsupported(path, name, method)
+
+    def _emit(self, out: bytes) -> None:
+        self._left -= len(out)
+        if self._left < 0:
+            raise ZipBombError(
+                self._path,
+                f"member {self._name!r} inflates beyond its declared {self._size} bytes",
+            )
+        if out:
+            self._sink(out)
+
+    def feed(self, raw: bytes) -> None:
+        inflater = self._inflater
+        if inflater is None:
+            self._left -= len(raw)
+            self._sink(raw)
+            return
+        try:
+            data: bytes = raw
+            while data and not inflater.eof:
+                self._emit(inflater.decompress(data, min(CHUNK, self._left + 1)))
+                data = inflater.unconsumed_tail
+        except _inflate.INFLATE_ERRORS as exc:
+            raise NotAWheelError(self._path, f"member {self._name!r} is corrupt ({exc})") from None
+
+    def finish(self) -> None:
+        """The member's compressed bytes have all been fed: check it came out whole."""
+        inflater = self._inflater
+        if inflater is not None:
+            try:
+                if not inflater.eof:
+                    self._emit(inflater.decompress(b"", self._left + 1))
+            except _inflate.INFLATE_ERRORS as exc:
+                raise NotAWheelError(
+                    self._path, f"member {self._name!r} is corrupt ({exc})"
+                ) from None
+            if not inflater.eof:
+                raise NotAWheelError(self._path, f"member {self._name!r} is truncated")
+        if self._left != 0:
+            raise NotAWheelError(
+                self._path, f"member {self._name!r} does not have its declared size"
+            )
 
 
 def _is_variant_json(name: str) -> bool:
@@ -439,17 +560,8 @@ class WheelArchive:
             if member.flags & 0x1:
                 raise UnsafeWheelError(self.path, f"member {name!r} is encrypted")
             size = member.file_size
-            if size > limits.max_member_size:
-                raise ZipBombError(
-                    self.path,
-                    f"member {name!r} declares {size} bytes (limit {limits.max_member_size})",
-                )
-            if size > limits.ratio_floor and size > limits.max_ratio * max(member.compress_size, 1):
-                raise ZipBombError(
-                    self.path,
-                    f"member {name!r} inflates {member.compress_size} bytes to "
-                    f"{size} (ratio limit {limits.max_ratio})",
-                )
+            if size > limits.ratio_floor or size > limits.max_member_size:
+                check_declared(self.path, name, size, member.compress_size, limits)
             total += size
         if total > limits.max_total_size:
             raise ZipBombError(
@@ -609,65 +721,38 @@ class WheelArchive:
 
     def inflate(self, member: Member, sink: Callable[[bytes], object]) -> None:
         """Pass ``member``'s content to ``sink`` in pieces of at most :data:`CHUNK` bytes,
-        checking that it inflates to exactly its declared size (never further: a bomb stops at
-        the first byte too many)."""
-        name = member.name
+        checking that it inflates to exactly its declared size (:class:`MemberInflater`)."""
         if member.data_offset < 0:
             self.check_local_header(member)
-        if member.method == DEFLATED:
-            inflater = _inflate.decompressobj()
-        elif member.method == STORED:
-            inflater = None
-            if member.compress_size != member.file_size:
-                raise NotAWheelError(self.path, f"member {name!r} does not have its declared size")
-        else:
-            raise WheelError(
-                self.path,
-                f"member {name!r} uses compression method {member.method}; "
-                "only stored and deflate are supported",
-            )
-
-        def emit(out: bytes, left: int) -> int:
-            """Pass inflated bytes on; what is left of the declared size afterwards."""
-            left -= len(out)
-            if left < 0:
-                raise ZipBombError(
-                    self.path,
-                    f"member {name!r} inflates beyond its declared {member.file_size} bytes",
-                )
-            if out:
-                sink(out)
-            return left
-
-        left = member.file_size
+        inflater = MemberInflater(
+            self.path, member.name, member.method, (member.compress_size, member.file_size), sink
+        )
         offset = member.data_offset
         end = offset + member.compress_size
-        try:
-            while offset < end:
-                raw = self.pread(min(CHUNK, end - offset), offset)
-                if not raw:
-                    raise NotAWheelError(self.path, f"member {name!r} is truncated")
-                offset += len(raw)
-                if inflater is None:
-                    left -= len(raw)
-                    sink(raw)
-                    continue
-                data: bytes = raw
-                while data:
-                    left = emit(inflater.decompress(data, min(CHUNK, left + 1)), left)
-                    data = inflater.unconsumed_tail
-                    if inflater.eof:
-                        break
-            if inflater is not None:
-                if not inflater.eof:
-                    left = emit(inflater.decompress(b"", left + 1), left)
-                if not inflater.eof:
-                    raise NotAWheelError(self.path, f"member {name!r} is truncated")
-        except _inflate.INFLATE_ERRORS as exc:
-            raise NotAWheelError(self.path, f"member {name!r} is corrupt ({exc})") from None
-        # No CRC check: the content is checked against its RECORD hash, a stronger test.
-        if left != 0:
-            raise NotAWheelError(self.path, f"member {name!r} does not have its declared size")
+        while offset < end:
+            raw = self.pread(min(CHUNK, end - offset), offset)
+            if not raw:
+                raise NotAWheelError(self.path, f"member {member.name!r} is truncated")
+            offset += len(raw)
+            inflater.feed(raw)
+        inflater.finish()
+
+    def as_streamed(self, name: str, header: tuple[int, int, int, int, int, int, int]) -> bool:
+        """Whether a member read from a download as it streamed is this archive's member
+        ``name``, byte for byte: ``header`` (its local header's offset, data offset, flags,
+        method, CRC, compressed and inflated sizes) as the central directory and the checked
+        local header give them. Only then does what was inflated from the stream stand for
+        the member (:mod:`fitwheel.wheel.archive_stream`)."""
+        member = self.by_name.get(name)
+        return member is not None and header == (
+            member.header_offset,
+            member.data_offset,
+            member.flags,
+            member.method,
+            member.crc,
+            member.compress_size,
+            member.file_size,
+        )
 
     def read_member(self, name: str) -> bytes:
         """A small member's content (METADATA, RECORD, variant.json), size-checked."""

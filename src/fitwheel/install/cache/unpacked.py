@@ -175,7 +175,7 @@ class UnpackedCache:
         folder = self.folder(sha256)
         try:
             try:
-                fresh = unpack_entry(wheel, tmp, self.reporter, self.stop)
+                fresh = unpack_entry(wheel, tmp, self.reporter, self.stop, prepared)
             except OSError as exc:
                 full = storage_error(
                     exc,
@@ -249,16 +249,22 @@ class UnpackedCache:
 
 
 def unpack_entry(
-    wheel: Path, folder: Path, reporter: Reporter = SILENT, stop: CancelToken = CANCEL
+    wheel: Path,
+    folder: Path,
+    reporter: Reporter = SILENT,
+    stop: CancelToken = CANCEL,
+    staged: Precreator | None = None,
 ) -> UnpackedWheel:
     """Unpack ``wheel`` into ``folder`` (made already, empty or holding the files a
     :class:`~fitwheel.install.cache.precreate.Precreator` created) as an entry: every member checked
     against RECORD as it is written, the manifest written beside the files. The cache's entries
     are made this way, and so are the private entries of wheels installed without the cache.
-    ``stop`` ends the unpacking (:class:`~fitwheel.threads.Cancelled`) when cancelled."""
+    ``stop`` ends the unpacking (:class:`~fitwheel.threads.Cancelled`) when cancelled;
+    ``staged``: what filled ``folder`` while the wheel downloaded (see
+    :func:`~fitwheel.install.cache.unpacking.unpack`)."""
     from fitwheel.install.cache.unpacking import unpack
 
-    manifest = unpack(wheel, folder, reporter, stop)
+    manifest = unpack(wheel, folder, reporter, stop, staged)
     (folder / MANIFEST).write_text(json.dumps(manifest.to_json()))
     # just written, each member checked against RECORD as it was
     read = _read_dist_info(folder, manifest.dist_info_dir, None)

@@ -6,15 +6,19 @@ unsafe names, overlapping members, disagreeing headers and zip bombs before anyt
 written; members are inflated never past their declared size; RECORD follows the rules of
 :mod:`fitwheel.wheel.record`. An interrupt (a :class:`~fitwheel.threads.CancelToken`) is looked
 for before every member and every megabyte written, so that unpacking a large wheel stops at
-once; the caller removes the folder once this returns. Imported only when a wheel is unpacked,
-so that installing from the cache does not load the inflater.
+once; the caller removes the folder once this returns. A large wheel's members may have been
+written while it downloaded (:mod:`fitwheel.install.cache.streaming`): they stand for the
+archive's only where the checks here accept them. Imported only when a wheel is unpacked, so
+that installing from the cache does not load the inflater.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import shutil
 import stat
 import threading
 import zlib
@@ -27,6 +31,8 @@ from fitwheel.install.cache.layout import (
     UnpackError,
     layout,
 )
+from fitwheel.install.cache.precreate import Precreator
+from fitwheel.install.cache.streaming import StreamUnpacker
 from fitwheel.reporter import SILENT, Reporter
 from fitwheel.threads import CANCEL, CancelToken, run_threads
 from fitwheel.variants.filenames import WheelFilename
@@ -36,9 +42,9 @@ from fitwheel.wheel.archive import (
     NotAWheelError,
     RecordMismatchError,
     WheelArchive,
-    ZipBombError,
+    inflate_whole,
 )
-from fitwheel.wheel.inflate import INFLATE_ERRORS, InflateSizeError, inflate_exact
+from fitwheel.wheel.archive_stream import StreamedMember
 from fitwheel.wheel.record import RecordEntry, b64, unlisted
 
 #: members up to this size are inflated in one call (never past their declared size); larger
@@ -104,14 +110,7 @@ def _extract_small(archive: WheelArchive, item: _Member, wheel: str) -> str:
         raw = archive.pread(member.compress_size, member.data_offset)
         if len(raw) != member.compress_size:
             raise NotAWheelError(archive.path, f"member {member.name!r} is truncated")
-        try:
-            data = inflate_exact(raw, member.file_size)
-        except InflateSizeError as exc:
-            raise ZipBombError(archive.path, f"member {member.name!r} {exc}") from None
-        except INFLATE_ERRORS as exc:
-            raise NotAWheelError(
-                archive.path, f"member {member.name!r} is corrupt ({exc})"
-            ) from None
+        data = inflate_whole(archive.path, member.name, member.method, raw, member.file_size)
     else:
         # stored (or a method the streaming path names in its error)
         return _extract(archive, item, wheel)
@@ -177,11 +176,11 @@ def _extract(archive: WheelArchive, item: _Member, wheel: str, stop: CancelToken
 
 
 def _extract_all(
-    archive: WheelArchive, members: list[_Member], wheel: str, stop: CancelToken
-) -> list[str]:
-    """Extract every member, several at a time; the first failure (or an interrupt) stops the
-    rest, and every thread has ended when this returns or raises."""
-    digests: list[str] = [""] * len(members)
+    archive: WheelArchive, members: list[_Member], wheel: str, stop: CancelToken, digests: list[str]
+) -> None:
+    """Extract every member, several at a time, each one's sha256 put in ``digests`` at its
+    index; the first failure (or an interrupt) stops the rest, and every thread has ended when
+    this returns or raises."""
     # largest first, so that one big file does not end up alone at the end
     queue = iter(sorted(members, key=lambda m: m.member.compress_size, reverse=True))
     lock = threading.Lock()
@@ -213,11 +212,83 @@ def _extract_all(
         work()
     else:
         run_threads([work] * count)
-    return digests
+
+
+def _make_folders(parents: set[str]) -> None:
+    for parent in sorted(parents):
+        os.makedirs(parent, exist_ok=True)
+
+
+def _streamed_as_listed(archive: WheelArchive, streamed: dict[str, StreamedMember]) -> bool:
+    """Whether every member the stream read (:mod:`fitwheel.install.cache.streaming`) is one
+    the archive lists, the central directory and the checked local header agreeing on every
+    field of the local header the stream read. When one is not, nothing streamed is kept."""
+    return all(archive.as_streamed(name, got.header()) for name, got in streamed.items())
+
+
+def _take_streamed(
+    members: list[_Member], streamed: dict[str, StreamedMember], wheel: str, digests: list[str]
+) -> list[_Member]:
+    """The members left to extract from the file once those written from the stream are
+    taken: a streamed member stands for the archive's only when it was inflated whole and its
+    content hashes to its RECORD entry (one that does not is refused, as the file's would be:
+    the same bytes). Its sha256 goes into ``digests``."""
+    left: list[_Member] = []
+    for item in members:
+        got = streamed[item.member.name]
+        expected = item.expected
+        if got.sha256 is None or expected is None or expected.algorithm != "sha256":
+            # streamed in part, or checked by another hash: written afresh from the file
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(item.target)
+            left.append(item)
+            continue
+        if got.sha256 != expected.digest:
+            raise _mismatch(wheel, item.member.name)
+        if item.executable:
+            os.chmod(item.target, 0o755)
+        digests[item.index] = got.sha256
+    return left
+
+
+def _extract_around(
+    archive: WheelArchive,
+    members: list[_Member],
+    staged: StreamUnpacker,
+    stop: CancelToken,
+    into: tuple[set[str], list[str]],
+) -> None:
+    """Extract the members the stream did not write while it still writes the others; then
+    take those (and extract any it could not). ``into``: the folders the members need, and
+    the list of their digests to fill."""
+    parents, digests = into
+    folder = staged.folder
+    streamed = staged.headers()
+    if streamed and not _streamed_as_listed(archive, streamed):
+        staged.close()
+        shutil.rmtree(folder / "files", ignore_errors=True)
+        streamed = None
+    _make_folders(parents)
+    if not streamed:
+        _extract_all(archive, members, archive.path.name, stop, digests)
+        return
+    written: list[_Member] = []
+    left: list[_Member] = []
+    for item in members:
+        got = streamed.get(item.member.name)
+        (written if got is not None and got.written else left).append(item)
+    _extract_all(archive, left, archive.path.name, stop, digests)
+    staged.finish()
+    redo = _take_streamed(written, streamed, archive.path.name, digests)
+    _extract_all(archive, redo, archive.path.name, stop, digests)
 
 
 def unpack(
-    wheel: Path, folder: Path, reporter: Reporter = SILENT, stop: CancelToken = CANCEL
+    wheel: Path,
+    folder: Path,
+    reporter: Reporter = SILENT,
+    stop: CancelToken = CANCEL,
+    staged: Precreator | None = None,
 ) -> CachedLayout:
     """Extract ``wheel`` into ``folder``, checking every member against RECORD on the way (one
     pass over the content). The archive is opened by the one wheel reader, which refuses
@@ -225,7 +296,9 @@ def unpack(
     written; RECORD follows the rules of :mod:`fitwheel.wheel.record` (install's one leniency,
     a row for a file the archive lacks, is a warning to ``reporter``). ``stop``: the token
     whose cancelling ends the work (:class:`~fitwheel.threads.Cancelled`), every thread of it
-    ended when this raises."""
+    ended when this raises. ``staged``: what created (or, a :class:`StreamUnpacker`, wrote) the
+    files of ``folder`` while the wheel downloaded; the streamed members the checks accept are
+    not extracted again."""
     name = WheelFilename.parse(wheel.name)
     with WheelArchive(wheel) as archive:
         record = archive.record()
@@ -250,9 +323,12 @@ def unpack(
             mode = member.external_attr >> 16
             executable = bool(mode and stat.S_ISREG(mode) and mode & 0o111)
             members.append(_Member(len(members), member, target, expected, executable))
-        for parent in sorted(parents):
-            os.makedirs(parent, exist_ok=True)
-        digests = _extract_all(archive, members, wheel.name, stop)
+        digests = [""] * len(members)
+        if isinstance(staged, StreamUnpacker):
+            _extract_around(archive, members, staged, stop, (parents, digests))
+        else:
+            _make_folders(parents)
+            _extract_all(archive, members, wheel.name, stop, digests)
         try:
             wheel_text = archive.read_member(f"{dist_info}/WHEEL").decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -55,10 +55,13 @@ class Fetcher:
 
     def _prepare(self, item: DownloadItem) -> Precreator | None:
         # creating thousands of files is slow on many filesystems: start while downloading
+        # and, for a large wheel, unpack it as its bytes arrive
+        from fitwheel.install.cache.streaming import StreamUnpacker
+
         known = item.known_sha256
         if known is not None and self.unpacked.has(known):
             return None
-        return self.unpacked.precreator()
+        return StreamUnpacker(self.unpacked.precreator().folder, stop=self.stop)
 
     def _unpack(self, done: Downloaded) -> None:
         # a broken wheel is reported by the install step, with nothing changed
