@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.kit import build_simple_index, clean_env, make_venv, make_wheel, serve
+from tests.kit.interrupts import FITWHEEL as INSTALLER
+from tests.kit.interrupts import leftovers, run_install
 from tests.kit.server import ServerState
 
 FITWHEEL = [sys.executable, "-m", "fitwheel", "install"]
@@ -172,3 +174,50 @@ def test_without_a_cache_folder(tmp_path: Path, venv: Path, index: tuple[str, Se
     assert not (tmp_path / "cache" / "wheels").exists()
     spec = report["speculative"]
     assert isinstance(spec, dict) and spec["failed"] == 0
+
+
+def test_an_interrupt_stops_the_guesses_before_the_cleanup(
+    tmp_path: Path, venv: Path, site: Path
+) -> None:
+    """Ctrl-C while a guessed wheel is still arriving (and the resolution still waits for
+    slow's metadata): the command ends as interrupted, its temporary cache removed whole."""
+    lib = "/files/lib-2.0-py3-none-any.whl"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    with serve(site, trickle={SLOW_METADATA: 0.2, lib: 0.05}, trickle_bytes=64) as (url, state):
+        argv = [
+            str(INSTALLER),
+            "install",
+            "app",
+            "-i",
+            f"{url}/simple/",
+            "--python",
+            str(venv),
+            "--no-variants",
+            "--no-cache-dir",
+        ]
+        got = run_install(argv, tmp, delay=0.0, after=lambda: lib in wheel_gets(state))
+    assert got.status == 130, got.stderr
+    assert "Traceback" not in got.stderr
+    assert leftovers(tmp) == []
+    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import lib"], capture_output=True)
+    assert probe.returncode != 0  # nothing was installed
+
+
+def test_hash_checking_mode_fetches_nothing_early(
+    tmp_path: Path, venv: Path, site: Path, index: tuple[str, ServerState]
+) -> None:
+    """With --hash, wheels are fetched only once the pins' own hashes are known."""
+    import hashlib
+
+    lines = []
+    for name, version in (("app", "1.0"), ("lib", "2.0"), ("helper", "1.0"), ("slow", "1.0")):
+        data = (site / "files" / f"{name}-{version}-py3-none-any.whl").read_bytes()
+        lines.append(f"{name}=={version} --hash=sha256:{hashlib.sha256(data).hexdigest()}")
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text("\n".join(lines) + "\n")
+    url, state = index
+    _done, report = install(tmp_path, venv, url, "-r", str(reqs))
+    assert report["speculative"] is None
+    assert installed(venv, ["lib"]) == {"lib": "2.0"}
+    assert len(wheel_gets(state)) == 4
