@@ -126,6 +126,10 @@ def bench_tree(work: Path, wheels: Path, *, resolve_only: bool, repeat: int = 3)
                 _verdict(results, 2.5 if cold else 2.0)
             else:
                 _verdict(results, 1.5 if cold else 2.0)
+            if cold and not resolve_only:
+                from benchmarks.bench_speculation import speculation_line
+
+                print(speculation_line(peers.fitwheel(cold), work / "tree-report.json"))
 
 
 def main(parts: tuple[str, ...] = ("torch", "tree", "resolve")) -> None:
