@@ -1,13 +1,15 @@
-"""Speculative fetching: the likely pick of each project downloaded (and unpacked into the cache)
-as soon as the resolver's provider knows it, before the resolution pins it.
+"""Speculative fetching: the likely pick of each project downloaded into the wheel cache as soon
+as the resolver's provider knows it, before the resolution pins it.
 
 The provider tells :meth:`Speculator.offer` of each project's first choice (a wheel, never an
 sdist; for a variant project the first ordered variant wheel) once its metadata has arrived. The
-wheel is fetched on a few threads of its own into the same caches the fetch stage reads, through
+wheel is downloaded on a few threads of its own into the wheel cache the fetch stage reads, through
 a session that does not retry: a guess that fails costs nothing but the attempt, and the real
 fetch (which retries and reports) downloads it again. A guess is only ever a cached file: what is
 installed is what the resolution pinned, found in the cache by its sha256 (so only files whose
-index publishes one are guessed).
+index publishes one are guessed). A guess is downloaded only: unpacking it (the CPU-bound part)
+is left to the fetch stage, as for every other wheel, so that it does not compete with the
+resolver for the interpreter on a machine with few cores (measured in ``docs/performance.md``).
 
 What a wrong guess can cost is bounded: a file over :attr:`Limits.file_bytes` is never guessed
 (one whose size the index does not say is stopped once it grows past it), at most
@@ -23,7 +25,6 @@ to the real fetch then. ``FITWHEEL_NO_SPECULATION=1`` turns speculation off.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -131,7 +132,7 @@ class Speculation:
 
 
 class Speculator:
-    """Fetches the provider's guesses into ``fetcher``'s caches (see the module's text).
+    """Downloads the provider's guesses into ``fetcher``'s wheel cache (see the module's text).
 
     :meth:`offer` may be called from any thread, before :meth:`arm` too (guesses wait until the
     installed distributions are known); :meth:`covers`, :meth:`arm` and :meth:`settle` from the
@@ -218,23 +219,17 @@ class Speculator:
                     self._spent += guess.bytes
 
     def _fetch(self, guess: _Guess) -> int:
-        fetcher, link = self.fetcher, guess.candidate.link
-        main = fetcher.downloader
+        link = guess.candidate.link
+        main = self.fetcher.downloader
+        # into the same wheel cache, where the fetch stage finds it by its sha256 (and unpacks
+        # it); a wheel unpacked already is not downloaded again
         downloader = Downloader(
-            self._session,
-            main.cache_dir,
-            jobs=1,
-            prepare=main.prepare,
-            unpacked=main.unpacked,
-            stop=guess.stop,
+            self._session, main.cache_dir, jobs=1, unpacked=main.unpacked, stop=guess.stop
         )
         item = DownloadItem(
             link.filename, link.url, {a: frozenset({h}) for a, h in link.hashes.items()}
         )
         done = downloader.fetch(item, _Meter(guess))
-        # a broken wheel is reported by the install step, with nothing changed
-        with contextlib.suppress(Exception):
-            fetcher.unpacked.get(done.path, done.sha256, done.prepared)
         return _CACHED if done.from_cache else _DONE
 
     # -- the resolution's side ---------------------------------------------------------------
