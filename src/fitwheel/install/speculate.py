@@ -255,11 +255,11 @@ class Speculator:
         that failed after the resolver left it to speculation goes to ``restart`` (the real
         fetch). An interrupt meanwhile stops every guess; it is raised once all have ended."""
         pinned = {c.link.url for c in pins}
+        # every step up to the end of the wait may be repeated: an interrupt part way through
+        # leaves close() to stop and wait again
         with self._lock:
-            if self._settled:
-                return
-            self._settled = self._closed = True
-            pool, self._pool = self._pool, None
+            self._closed = True
+            pool = self._pool
             guesses = list(self._guesses.values())
             for guess in guesses:
                 if guess.state == _QUEUED:
@@ -272,6 +272,11 @@ class Speculator:
             # futures_wait; a guess not begun returns at once instead (its state says so)
             pool.shutdown(wait=False)
             wait_through(lambda: futures_wait(futures))
+        with self._lock:
+            if self._settled:
+                return
+            self._settled = True
+            self._pool = None
         result = self.result
         for guess in guesses:
             used = guess.candidate.link.url in pinned
