@@ -186,6 +186,10 @@ def bench_tree(work: Path, wheels: Path, table: Table, *, resolve_only: bool, re
                 table.add(scenario, results, 2.5 if cold else 2.0)
             else:
                 table.add(scenario, results, 1.5 if cold else 2.0)
+            if cold and not resolve_only:
+                from benchmarks.bench_speculation import speculation_line
+
+                print(speculation_line(peers.fitwheel(cold), work / "tree-report.json"))
 
 
 def bench_requirements(work: Path, wheels: Path, table: Table, *, repeat: int) -> None:

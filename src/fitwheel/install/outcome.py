@@ -50,6 +50,7 @@ class InstallOutcome:
         "resolution",
         "router",
         "skipped_indexes",
+        "speculative",
         "warnings",
     )
 
@@ -86,3 +87,6 @@ class InstallOutcome:
         self.files_read: list[str] = []
         self.installed_before: list[object] | None = None
         self.remember_blocked: str | None = None
+        #: what fetching the likely picks before they were pinned did (``--report``'s
+        #: ``speculative``; None: nothing was fetched early)
+        self.speculative: dict[str, int] | None = None

@@ -5,7 +5,7 @@ apply the ``--hash`` policy, and gather the warnings about what was chosen."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 from fitwheel.install.env.session import installed_label
 from fitwheel.install.fetching import start_on_pin
 from fitwheel.install.outcome import InstallOutcome, Planned
+from fitwheel.install.speculate import OFF_VARIABLE, Limits, Speculator
 from fitwheel.integrity import HashRequiredError
 from fitwheel.resolve.diagnose import index_of, shadowed
 from fitwheel.resolve.plugin_notices import plugin_notices
@@ -57,17 +58,27 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
         environment=env.markers,
         no_deps=request.resolution.no_deps,
     )
-    installed_dists = ctx.envs.installed()
-    installed_before = None
-    if request.remember:
-        from fitwheel.install.remembered import installed_state
-
-        installed_before = installed_state(env.site_dirs)
-    installed = _versions(installed_dists)
+    speculator = _speculator(ctx)
+    if speculator is not None:
+        early.provider.on_candidate = speculator.offer
     try:
-        resolution = _resolve(ctx, installed, early)
-    finally:
-        note_dropped(ctx.router, ctx.reporter)  # what was left out, even when nothing fits
+        installed_dists = ctx.envs.installed()
+        installed_before = None
+        if request.remember:
+            from fitwheel.install.remembered import installed_state
+
+            installed_before = installed_state(env.site_dirs)
+        installed = _versions(installed_dists)
+        if speculator is not None:
+            speculator.arm(installed, force_reinstall=request.resolution.force_reinstall)
+        try:
+            resolution = _resolve(ctx, installed, early, speculator)
+        finally:
+            note_dropped(ctx.router, ctx.reporter)  # what was left out, even when nothing fits
+    except BaseException:
+        if speculator is not None:
+            speculator.close()  # every speculative download has ended before any cleanup
+        raise
     user_hashes = hash_policy(request, user, resolution)
     planned = plan_actions(
         resolution,
@@ -77,6 +88,8 @@ def plan_stage(ctx: InstallContext) -> tuple[InstallOutcome, UserHashes]:
         force_reinstall=request.resolution.force_reinstall,
     )
     outcome = InstallOutcome(env, ctx.config, resolution, planned, None)
+    if speculator is not None:
+        outcome.speculative = speculator.result.as_json()
     if request.remember:
         _remember(outcome, ctx, installed_before, user_hashes)
     _warn(ctx, resolution.invalid)
@@ -101,21 +114,42 @@ def _versions(
     return installed
 
 
-def _resolve(
-    ctx: InstallContext, installed: dict[NormalizedName, Version], early: Prefetch
-) -> Resolution:
-    """The resolution; each wheel starts downloading as it is pinned, unless hashes are to be
+def _fetch_early(ctx: InstallContext) -> bool:
+    """Whether wheels may be downloaded before the resolution ends: not when hashes are to be
     checked (the pins' own, after the resolution) or nothing is installed."""
+    request = ctx.request
+    return not (request.dry_run or request.resolution.require_hashes) and not any(
+        item.hashes for item in ctx.user.requirements
+    )
+
+
+def _speculator(ctx: InstallContext) -> Speculator | None:
+    """What downloads each project's likely pick before it is pinned (:mod:`.speculate`),
+    where wheels may be downloaded early and ``FITWHEEL_NO_SPECULATION`` is not set."""
+    if not _fetch_early(ctx) or ctx.request.env.get(OFF_VARIABLE, "") not in ("", "0"):
+        return None
+    return Speculator(ctx.fetcher, Limits(workers=max(1, ctx.request.placement.jobs)))
+
+
+def _resolve(
+    ctx: InstallContext,
+    installed: dict[NormalizedName, Version],
+    early: Prefetch,
+    speculator: Speculator | None,
+) -> Resolution:
+    """The resolution; each wheel starts downloading as it is pinned (see
+    :func:`_fetch_early`), unless its likely pick was guessed and is being fetched already
+    (``speculator``: settled here once the resolution is done)."""
     request, user = ctx.request, ctx.user
-    on_pin = None
-    if not (request.dry_run or request.resolution.require_hashes) and not any(
-        item.hashes for item in user.requirements
-    ):
-        on_pin = start_on_pin(
+    on_pin = restart = None
+    if _fetch_early(ctx):
+        on_pin = restart = start_on_pin(
             ctx.fetcher, installed, force_reinstall=request.resolution.force_reinstall
         )
+        if speculator is not None:
+            on_pin = guarded_on_pin(restart, speculator)
     ctx.sources.pinned = {item.name: item.hashes for item in user.requirements if item.hashes}
-    return resolve(
+    resolution = resolve(
         user,
         ctx.source,
         session=ctx.session,
@@ -130,6 +164,21 @@ def _resolve(
         prefetched=early,
         abi_environ=request.env,
     )
+    if speculator is not None and restart is not None:
+        speculator.settle(resolution.pins, restart)
+    return resolution
+
+
+def guarded_on_pin(
+    on_pin: Callable[[Candidate], None], speculator: Speculator
+) -> Callable[[Candidate], None]:
+    """``on_pin``, except for a pin whose guess is being fetched (or was) already."""
+
+    def pinned(cand: Candidate) -> None:
+        if not speculator.covers(cand):
+            on_pin(cand)
+
+    return pinned
 
 
 def hash_policy(request: StageSettings, user: UserInput, resolution: Resolution) -> UserHashes:

@@ -59,6 +59,8 @@ def report_json(outcome: InstallOutcome, profile: Profile | None) -> dict[str, A
         "target_sources": dict(profile.sources) if profile is not None else {},
         "install": entries,
         "torch_backend": outcome.router.report() if outcome.router is not None else None,
+        # wheels fetched before they were pinned (null: none were, as in a dry run)
+        "speculative": outcome.speculative,
     }
 
 

@@ -94,6 +94,7 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         ahead: Provider | None = None,
         abi: AbiPolicy | None = None,
         requested: Mapping[str, int] | None = None,
+        on_candidate: Callable[[Candidate], None] | None = None,
     ) -> None:
         self.source = source
         #: the dependency versions abi_dependency builds are matched against
@@ -116,6 +117,15 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         self.ahead = ahead
         #: told of each candidate the resolver is about to pin (it may still backtrack)
         self.on_pin = on_pin
+        #: told of a project's likely pick as soon as it is known, before the resolver gets to
+        #: it: a guess (a wheel, never an sdist) that the resolution may not keep; a provider
+        #: started ahead of this one tells the same listener (see :meth:`_guess`)
+        self.on_candidate: Callable[[Candidate], None] | None = (
+            ahead.on_candidate if on_candidate is None and ahead is not None else on_candidate
+        )
+        #: projects in a conflict the resolver walked back from: their pick is no longer
+        #: guessed (shared with the provider started ahead)
+        self._unsettled: set[str] = ahead._unsettled if ahead is not None else set()
         #: an sdist candidate's METADATA, from its build backend (None: sdists cannot be used)
         self.build_metadata = build_metadata
         #: one line per candidate skipped for invalid metadata (pip's warning)
@@ -168,6 +178,8 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         conflict that made the resolver walk back (the requirements and the candidates that
         asked for them), else those that keep turning up unpinned in conflicts (see
         :class:`Preferences`), else all."""
+        if backtrack_causes:
+            self._note_conflict(backtrack_causes)
         return self.preferences.narrow(
             list(identifiers), resolutions, backtrack_causes, self.identify
         )
@@ -226,8 +238,11 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
         keep = self.preferred.get(name)
         if keep is not None:
             chosen.sort(key=lambda v: v != keep)
+        # the first candidate is the resolver's likely pick, unless it is walking back
+        guess = not bad and keep is None
 
         def generate() -> Iterator[Candidate]:
+            nonlocal guess
             # lazily: a version's variant metadata is read only if the resolver gets that far
             for version in chosen:
                 # a version's sdist only where it has no usable non-variant wheel: both declare
@@ -261,6 +276,9 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
                     if not self._python_ok(cand):
                         continue
                     has_wheel = has_wheel or plain
+                    if guess:
+                        guess = False
+                        self._guess(cand)
                     yield cand.with_extras(extras) if extras else cand
 
         # a factory, not an iterator: resolvelib lists an iterator at once but calls a factory
@@ -355,6 +373,32 @@ class Provider(AbstractProvider[Requirement, Candidate, str]):
                 # an sdist without index metadata is built only when the resolver asks (and
                 # never read by a provider that cannot build: its refusal would be remembered)
                 self.prefetch(self._dependencies(first))
+                if name not in self.preferred and self._python_ok(first):
+                    self._guess(first)
+
+    def _guess(self, candidate: Candidate) -> None:
+        """Tell :attr:`on_candidate` of a likely pick: a wheel (never an sdist, a yanked file
+        or a build tied to its dependencies' versions) of a project not in a conflict the
+        resolver walked back from."""
+        listener = self.on_candidate
+        if (
+            listener is None
+            or candidate.is_sdist
+            or candidate.abi
+            or candidate.link.yanked is not None
+            or candidate.name in self._unsettled
+        ):
+            return
+        listener(candidate)
+
+    def _note_conflict(self, causes: Sequence[Any]) -> None:
+        """The projects of a conflict (the requirements and the candidates that asked for
+        them): their candidate lists are changing, so their picks are guessed no more."""
+        for cause in causes:
+            self._unsettled.add(canonicalize_name(cause.requirement.name))
+            parent = getattr(cause, "parent", None)
+            if parent is not None:
+                self._unsettled.add(parent.name)
 
     def close(self) -> None:
         """Stop prefetching: what is queued is dropped, and what is under way (a request that

@@ -269,8 +269,11 @@ class Downloader:
         self.stop.cancel()
         try:
             # the futures, not the threads: a future is done once its download (and what runs
-            # after it) has ended, and waiting for one is safe to repeat after an interrupt
-            wait_through(lambda: futures_wait(submitted))
+            # after it) has ended, and waiting for one is safe to repeat after an interrupt. One
+            # the shutdown cancelled before it began is never "done" for ``futures_wait`` (no
+            # worker takes it to notify its waiters), so it is left out.
+            started = [future for future in submitted if not future.cancelled()]
+            wait_through(lambda: futures_wait(started))
         finally:
             self.stop.clear()  # every download of this token has ended: later ones may run
 
