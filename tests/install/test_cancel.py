@@ -114,6 +114,35 @@ def test_closing_and_waiting_stops_downloads_under_way(tmp_path: Path) -> None:
         assert not list((tmp_path / "cache").rglob("*.whl")), "no download was completed"
 
 
+def test_closing_with_more_downloads_queued_than_threads_returns(tmp_path: Path) -> None:
+    """Downloads the shutdown cancels before they begin are not waited for (they would never
+    count as done): only the one under way is, and it stops at its next chunk."""
+    served = tmp_path / "served"
+    served.mkdir()
+    names = [f"slow{n}-1.0-py3-none-any.whl" for n in range(4)]
+    for name in names:
+        (served / name).write_bytes(os.urandom(2 << 20))
+    trickle = {f"/{name}": 0.25 for name in names}
+    with serve(served, trickle=trickle, trickle_bytes=16 << 10) as (url, _state):
+        moved = [
+            DownloadItem(name, f"{url}/{name}", {"sha256": frozenset({sha256_of(served / name)})})
+            for name in names
+        ]
+        downloader = Downloader(Session(retries=0, env={}), tmp_path / "cache", jobs=1)
+        for item in moved:
+            downloader.start(item)
+        parts = tmp_path / "cache" / "tmp"
+        deadline = time.monotonic() + 30
+        while not any(p.stat().st_size for p in parts.glob("*.part")):
+            assert time.monotonic() < deadline, "the download never began"
+            time.sleep(0.01)
+        closer = threading.Thread(target=downloader.close, kwargs={"wait": True}, daemon=True)
+        closer.start()
+        closer.join(30)
+        assert not closer.is_alive(), "close(wait=True) waits for downloads never begun"
+        assert _quiet(parts)
+
+
 def test_a_signal_while_a_commit_copies_files_from_several_threads_rolls_back(
     venv: Path, tmp_path: Path
 ) -> None:
