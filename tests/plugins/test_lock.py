@@ -131,3 +131,27 @@ def test_a_bundle_carries_the_plugin_for_an_offline_sync(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert build_of(venv) == "910b"
+
+
+def test_a_static_answer_decides_a_target_and_is_recorded(
+    locked: tuple[Path, str], tmp_path: Path
+) -> None:
+    """``lock --variant-property`` answers for every target without running anything; the
+    lock says so per target."""
+    _root, index = locked
+    profile = Path(__file__).resolve().parents[1] / "data" / "profiles" / "no-gpu.json"
+    config = tmp_path / "config.toml"
+    config.touch()
+    done = run_fitwheel(
+        tmp_path, "lock", "npukern", "--profile", str(profile), "--index-url", index,
+        "--variant-property", "ascend :: npu_type :: 910b", "-o", str(tmp_path / "pylock.toml"),
+        config=config,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = tomllib.loads((tmp_path / "pylock.toml").read_text())
+    (target,) = data["tool"]["fitwheel"]["targets"]
+    assert target["answers"] == {"ascend": "variant-property"}
+    assert "plugins" not in data["tool"]["fitwheel"]
+    (package,) = [p for p in data["packages"] if p["name"] == "npukern"]
+    assert [w["name"] for w in package["wheels"]] == ["npukern-1.0-py3-none-any-910b.whl"]
+    assert not (tmp_path / "cache" / "plugins").exists()

@@ -30,6 +30,7 @@ def lock_targets(
     platforms: Sequence[str],
     gpu_policy: str | None,
     enabled: frozenset[str] | bool,
+    variant_properties: Sequence[str] = (),
 ) -> list[LockTarget]:
     from fitwheel.lock.targets import make_target, target_name
     from fitwheel.platform.policy import target_from_profile
@@ -39,8 +40,15 @@ def lock_targets(
         raise UsageError("name the targets to lock for: pass --profile FILE (repeatable).")
     taken: set[str] = set()
     out = []
+    extra = None
+    if variant_properties:
+        from fitwheel.platform.supplements import parse_property_arguments, supplement
+
+        extra = parse_property_arguments(variant_properties)
     for path in profiles:
         profile = load_profile(path)
+        if extra is not None:
+            profile = supplement(profile, extra, "variant-property")
         target = target_from_profile(profile, gpu_policy=gpu_policy or "all")
         target = target.replace(enabled_optional=enabled)
         out.append(

@@ -51,6 +51,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     targets.add_argument(
         "--enable-optional-all", action="store_true", help="enable every optional provider"
     )
+    targets.add_argument(
+        "--variant-property", action="append", default=[], metavar='"NS :: FEATURE :: VALUE"',
+        help="say every target supports this property, after what its profile says for the "
+        "same feature (repeatable; the lock records it as each target's answer for NS)",
+    )  # fmt: skip
     from fitwheel.cli._sources import add_resolution_arguments, add_source_arguments
 
     add_source_arguments(parser)
@@ -218,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
         platforms=args.platform,
         gpu_policy=args.gpu_policy,
         enabled=enabled,
+        variant_properties=args.variant_property,
     )
     from fitwheel.cli._sources import resolution_from, sources_from
 
