@@ -3,9 +3,11 @@ unpacked-wheel cache.
 
 A :class:`StreamUnpacker` is fed the download's bytes in order, as a
 :class:`~fitwheel.install.cache.precreate.Precreator` is (it is one, for the wheels too small to
-stream). Once :data:`STREAM_AFTER` bytes have come, the bytes go to the one wheel reader's
-streaming mode (:mod:`fitwheel.wheel.archive_stream`), on threads of their own, so that
-inflating, hashing and writing overlap the download:
+stream): its :class:`~fitwheel.wheel.archive_stream.LocalStream` (the one wheel reader's
+streaming mode) reads the local headers on the download's thread, the files are created early,
+and the members' bytes the stream hands over are kept. Once :data:`STREAM_AFTER` bytes have
+come, the stream goes on on threads of their own, which first take what it handed over so far,
+so that inflating, hashing and writing overlap the download:
 
 - the *stream* thread reads the local headers and inflates, hashes and writes every member
   up to :data:`BIG` bytes, each read whole;
@@ -29,13 +31,14 @@ import os
 import queue
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from fitwheel.install.cache.precreate import Precreator
 from fitwheel.threads import CANCEL, Cancelled, CancelToken, wait_through
 from fitwheel.wheel.archive import MemberInflater, inflate_whole
-from fitwheel.wheel.archive_stream import LocalStream, StreamedMember
+from fitwheel.wheel.archive_stream import StreamedMember
 from fitwheel.wheel.record import b64
 
 #: bytes of a download seen before its members are streamed: a smaller wheel is unpacked once
@@ -101,8 +104,9 @@ class StreamUnpacker(Precreator):
         self._stream_after = stream_after
         self._big = big
         self._seen = 0
-        self._early: list[bytes] = []
-        self._local: LocalStream | None = None
+        #: the stream's calls before it streams, made again on the stream thread
+        self._early: list[Callable[[], None]] = []
+        self._streaming = False
         self._quit = threading.Event()
         self._chunks: queue.Queue[Any] = queue.Queue(BACKLOG)
         self._inflate: queue.Queue[Any] = queue.Queue(_INFLATE_BACKLOG)
@@ -118,18 +122,17 @@ class StreamUnpacker(Precreator):
 
     @property
     def streaming(self) -> bool:
-        return self._local is not None
+        return self._streaming
 
     # -- the download's side ------------------------------------------------------------------
 
     def feed(self, data: bytes) -> None:
         if self.tainted or self._quit.is_set():
             return
-        if self._local is not None:
+        if self._streaming:
             self._put(self._chunks, data)
             return
         super().feed(data)
-        self._early.append(data)
         self._seen += len(data)
         if self._seen >= self._stream_after:
             self._begin()
@@ -141,19 +144,18 @@ class StreamUnpacker(Precreator):
             self._quit.set()
 
     def _begin(self) -> None:
-        """Stream from the first byte: the file creation of :class:`Precreator` ends (what it
-        already created is filled in)."""
+        """Stream from the first member: the file creation of :class:`Precreator` ends (what it
+        already created is filled in), and the stream goes on on the stream thread."""
         if not self._stopped:
-            self._stop_parsing()
-        self._local = LocalStream(self.folder, self)
+            self._stop_early()
+        self._streaming = True
         early, self._early = self._early, []
-        for target in (self._run_stream, self._run_inflate, self._run_write):
+        stream = partial(self._run_stream, early)
+        for target in (stream, self._run_inflate, self._run_write):
             done = threading.Event()
             thread = threading.Thread(target=self._guard, args=(target, done), daemon=True)
             self._workers.append((thread, done))
             thread.start()
-        for chunk in early:
-            self._put(self._chunks, chunk)
 
     def _put(self, where: queue.Queue[Any], item: object) -> None:
         while True:
@@ -186,9 +188,13 @@ class StreamUnpacker(Precreator):
         finally:
             done.set()
 
-    def _run_stream(self) -> None:
-        local = self._local
-        assert local is not None
+    def _run_stream(self, early: list[Callable[[], None]]) -> None:
+        for call in early:
+            self.stop.check()
+            if self._quit.is_set():
+                break
+            call()
+        local = self.stream
         while True:
             chunk = self._get(self._chunks)
             if chunk is _STOP:
@@ -204,7 +210,18 @@ class StreamUnpacker(Precreator):
         is not read whole either."""
         return member.file_size > self._big or member.compress_size > self._big
 
+    def _later(self, call: Callable[[], None]) -> bool:
+        """Whether the stream does not stream yet (the download's thread): ``call`` is then
+        made on the stream thread, once it does."""
+        if self._streaming:
+            return False
+        self._early.append(call)
+        return True
+
     def begin(self, member: StreamedMember) -> None:
+        if self._later(partial(self.begin, member)):
+            super().begin(member)  # its file is created early meanwhile
+            return
         target = self._target(member.name)
         if target is None:
             return
@@ -219,6 +236,8 @@ class StreamUnpacker(Precreator):
             os.close(os.open(target, _OPEN, 0o644))
 
     def data(self, member: StreamedMember, raw: bytes) -> None:
+        if self._later(partial(self.data, member, raw)):
+            return
         if member.name.endswith("/"):
             return  # a folder's bytes, if any, are nothing to write
         if not self._large(member):
@@ -235,6 +254,8 @@ class StreamUnpacker(Precreator):
         self._put(self._inflate, piece)
 
     def end(self, member: StreamedMember) -> None:
+        if self._later(partial(self.end, member)):
+            return
         if member.name.endswith("/"):
             return
         if self._large(member):
@@ -322,14 +343,13 @@ class StreamUnpacker(Precreator):
         """Once every byte was fed: the members whose local headers the stream read, by name,
         or None when nothing was streamed (a small wheel). The large members may still be
         inflating: :meth:`finish` waits for them."""
-        local = self._local
-        if local is None or self.tainted:
+        if not self._streaming or self.tainted:
             return None
         self._put(self._chunks, _STOP)
         _thread, done = self._workers[0]  # the stream thread
         wait_through(done.wait)
         self._raise_cancelled()
-        return local.members
+        return self.stream.members
 
     def finish(self) -> None:
         """Wait until every member streamed has been written (those whose content was
