@@ -251,7 +251,8 @@ def _replayed(
     for warning in replayed.record.warnings:
         reporter.warning(warning)
     if args.report and replayed.record.report is not None:
-        _write_report(args.report, replayed.record.report)
+        # what this run did, not what was decided: a replay fetches nothing early
+        _write_report(args.report, {**replayed.record.report, "speculative": None})
     if not args.quiet and args.report != "-":
         rows = [(p.name, p.version, p.label, p.action) for p in replayed.record.plan]
         for line in _summary(rows, replayed.installed, args.dry_run):

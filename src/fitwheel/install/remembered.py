@@ -41,7 +41,9 @@ A record also keeps the ``--report`` that the full install would write (:data:`R
 of it: everything in it follows from the decision and the key's inputs), so that an install
 asking for a report is answered from the record too and writes the same report. Its fields are
 those of the resolution that made the record: ``unreachable_indexes`` names the indexes that
-resolution could not reach (their pages are not read again while the record stands).
+resolution could not reach (their pages are not read again while the record stands);
+``speculative`` describes one run, not the decision, and a replay writes it as null (nothing
+was fetched ahead).
 ``--refresh`` revalidates every page and resolves afresh; ``FITWHEEL_NO_REMEMBER=1`` turns the
 records off.
 
