@@ -196,7 +196,7 @@ def test_an_interrupt_stops_the_guesses_before_the_cleanup(
             "--no-variants",
             "--no-cache-dir",
         ]
-        got = run_install(argv, tmp, delay=0.0, after=lambda: lib in wheel_gets(state))
+        got = run_install(argv, tmp, delay=0.0, after=lambda _pid: lib in wheel_gets(state))
     assert got.status == 130, got.stderr
     assert "Traceback" not in got.stderr
     assert leftovers(tmp) == []
