@@ -280,3 +280,15 @@ def test_without_a_build_to_fall_back_on_the_error_says_why(
     assert '--variant-property "ascend :: FEATURE :: VALUE"' in proc.stderr
     chosen, _ = dry_run(tmp_path, index, base_venv, "npu_only", "--variant-property", NPU_910B)
     assert chosen == {"npu-only": "a910"}
+
+
+def test_download_for_this_machine_gives_the_same_notice(
+    tmp_path: Path, index: str, base_venv: Path
+) -> None:
+    proc = fitwheel(
+        tmp_path, "download", "npu_pkg", "--index-url", index, "-d", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["npu_pkg-1.0-py3-none-any-null.whl"]
+    (notice,) = [line for line in proc.stderr.splitlines() if "namespace 'ascend'" in line]
+    assert f"from {index}" in notice and "--allow-plugin ascend-variant-provider" in notice
