@@ -292,3 +292,20 @@ def test_download_for_this_machine_gives_the_same_notice(
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["npu_pkg-1.0-py3-none-any-null.whl"]
     (notice,) = [line for line in proc.stderr.splitlines() if "namespace 'ascend'" in line]
     assert f"from {index}" in notice and "--allow-plugin ascend-variant-provider" in notice
+
+
+def test_a_lock_target_without_the_answer_gets_null_and_the_notice(
+    tmp_path: Path, index: str
+) -> None:
+    profile = Path(__file__).resolve().parents[1] / "data" / "profiles" / "no-gpu.json"
+    out = tmp_path / "pylock.toml"
+    proc = fitwheel(
+        tmp_path, "lock", "npu_pkg", "--profile", str(profile), "--index-url", index,
+        "-o", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (notice,) = [line for line in proc.stderr.splitlines() if "namespace 'ascend'" in line]
+    assert "target no-gpu:" in notice and "never runs for another machine" in notice
+    assert '--variant-property "ascend :: FEATURE :: VALUE"' in notice
+    assert "npu_pkg-1.0-py3-none-any-null.whl" in out.read_text()
+    assert "npu_pkg-1.0-py3-none-any-ascend910b.whl" not in out.read_text()

@@ -35,6 +35,7 @@ def lock_targets(
     from fitwheel.lock.targets import make_target, target_name
     from fitwheel.platform.policy import target_from_profile
     from fitwheel.platform.profile import load_profile
+    from fitwheel.platform.supplements import answered_namespaces
 
     if not profiles:
         raise UsageError("name the targets to lock for: pass --profile FILE (repeatable).")
@@ -50,7 +51,13 @@ def lock_targets(
         if extra is not None:
             profile = supplement(profile, extra, "variant-property")
         target = target_from_profile(profile, gpu_policy=gpu_policy or "all")
-        target = target.replace(enabled_optional=enabled)
+        # a profile is another machine: no plugin runs for it, and a namespace it does not
+        # answer is said once per target, with the way to answer it
+        target = target.replace(
+            enabled_optional=enabled,
+            answered=answered_namespaces(profile),
+            other_machine=True,
+        )
         out.append(
             make_target(
                 target_name(path, taken),

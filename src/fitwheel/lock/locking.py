@@ -48,6 +48,7 @@ from fitwheel.lock.targets import LockTarget
 from fitwheel.options import ResolutionOptions, SourceOptions
 from fitwheel.paths import CacheLayout, cache_root
 from fitwheel.resolve.candidates import Candidate, CandidateSource, Options
+from fitwheel.resolve.plugin_notices import plugin_notices
 from fitwheel.resolve.provider import SharedMetadata
 from fitwheel.resolve.reqfile import read_local
 from fitwheel.resolve.requirements import UserInput, collect, ignored
@@ -271,6 +272,7 @@ def run_lock(
     resolutions = []
     finders: list[Finder] = []
     routers: list[Router | None] = []
+    notices: list[str] = []
     for target in targets:
         router = _router(request, user, target, config)
         finder = _SharedFinder(config, session, sources, pages, router, vital)
@@ -304,6 +306,7 @@ def run_lock(
         resolutions.append(resolution)
         finders.append(finder)
         routers.append(router)
+        notices += [f"target {target.name}: {line}" for line in plugin_notices(resolution, source)]
     lock = _build(user, targets, resolutions, finders, shared, session, routers)
     # what is written must read back: the reader's checks (hashes, variants-json) apply
     lock = loads_lock(lock.dumps(), "the new lock")
@@ -314,6 +317,7 @@ def run_lock(
     ]
     for target, resolution in zip(targets, resolutions, strict=True):
         warnings += [f"target {target.name}: {line}" for line in resolution.abi_notes]
+    warnings += notices
     outcome = LockOutcome(lock, targets, resolutions, config, warnings, routers)
     outcome.skipped_indexes = dict(pages.skipped)
     return outcome
