@@ -260,51 +260,6 @@ def _replayed(
     return True
 
 
-#: what a full install loads, in the order it needs them: the workflow (the resolver, the
-#: requirement parser with packaging's tokenizer, the planner), then the HTTP client (urllib3
-#: with ``http.client``, ``email`` and ``ssl``) and the page reader its first requests need
-_AHEAD = ("fitwheel.install.workflow", "urllib3", "html.parser")
-
-
-def _import_ahead(args: argparse.Namespace, request: InstallRequest) -> None:
-    """Start importing :data:`_AHEAD` on a thread of its own when this install is sure to
-    resolve: no remembered resolution can answer it (it is not remembered, or no record is
-    kept at all). This thread meanwhile detects the target and waits on the target
-    interpreter's answers (a process), and takes each module ready, or waits for the rest of
-    its import. A module that fails to import here is imported again where it is used, which
-    reports the failure.
-
-    Not with ``--no-cache-dir``: its pages go to a temporary cache that an interrupt removes
-    while prefetch requests under way may still write into it; that path keeps its timing."""
-    import os
-
-    if request.sources.no_cache:
-        return
-    if _recall_possible(args, request):
-        from fitwheel.paths import CacheLayout, cache_root
-
-        cache_dir = request.sources.cache_dir
-        folder = CacheLayout(cache_root(None if cache_dir is None else str(cache_dir), os.environ))
-        try:
-            with os.scandir(folder.remembered) as entries:
-                if next(entries, None) is not None:
-                    return  # a record may answer it: a replay loads none of these
-        except OSError:
-            pass  # no records yet
-    import threading
-
-    def load() -> None:
-        import importlib
-
-        for name in _AHEAD:
-            try:
-                importlib.import_module(name)
-            except Exception:  # imported again where it is used, which says why
-                return
-
-    threading.Thread(target=load, name="fitwheel-import-ahead").start()
-
-
 def _recall_possible(args: argparse.Namespace, request: InstallRequest) -> bool:
     """Whether a remembered resolution may answer this install (its records still to be
     looked up)."""
@@ -322,7 +277,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("name at least one requirement, or pass -r FILE.")
     options = _Options(args)
     request = _request(args, options)
-    _import_ahead(args, request)
     target, profile, description = _target(
         args, options.torch.backend == "auto", options.sources.cache_dir
     )
