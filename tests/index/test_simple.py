@@ -138,3 +138,22 @@ def test_a_hostile_page_of_unterminated_attributes_is_read_in_one_pass() -> None
     from fitwheel.index.simple import parse_html
 
     assert parse_html('<a x="' * 200_000, "http://127.0.0.1/simple/p/") == []
+
+
+def test_hashes_in_a_fragment_are_read_among_its_other_parts() -> None:
+    from fitwheel.index.simple import split_fragment
+
+    assert split_fragment("https://h/p-1.0.tar.gz#sha256=AB12") == (
+        "https://h/p-1.0.tar.gz",
+        {"sha256": "ab12"},
+    )
+    # pip reads a hash wherever it stands in the fragment, beside egg= or subdirectory=
+    assert split_fragment("https://h/p-1.0.tar.gz#egg=p&sha256=ab12&subdirectory=x") == (
+        "https://h/p-1.0.tar.gz",
+        {"sha256": "ab12"},
+    )
+    assert split_fragment("https://h/p-1.0.tar.gz#md5=00") == (
+        "https://h/p-1.0.tar.gz",
+        {"md5": "00"},
+    )
+    assert split_fragment("https://h/p-1.0.tar.gz") == ("https://h/p-1.0.tar.gz", {})

@@ -113,12 +113,20 @@ def project_url(index_url: str, name: str) -> str:
     return index_url.rstrip("/") + "/" + canonicalize_name(name) + "/"
 
 
-def _split_fragment(url: str) -> tuple[str, dict[str, str]]:
+#: the hash names a URL's fragment may carry (the weak ones too: what is checked is chosen later)
+FRAGMENT_HASHES = ("sha256", "sha384", "sha512", "sha224", "sha1", "md5")
+
+
+def split_fragment(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without its fragment, and the hashes the fragment names (``#sha256=HEX``, also
+    among other ``&``-separated parts such as ``egg=`` or ``subdirectory=``, as pip reads them):
+    algorithm (lower case) -> digest (lower case). The one reader of hashes in URLs, for index
+    pages and for the URLs users write."""
     base, _, fragment = url.partition("#")
     hashes: dict[str, str] = {}
-    if fragment:
-        algo, sep, value = fragment.partition("=")
-        if sep and algo.lower() in ("sha256", "sha384", "sha512", "sha224", "sha1", "md5"):
+    for part in fragment.split("&") if fragment else ():
+        algo, sep, value = part.partition("=")
+        if sep and algo.lower() in FRAGMENT_HASHES:
             hashes[algo.lower()] = value.lower()
     return base, hashes
 
@@ -160,7 +168,7 @@ def parse_html(text: str, page_url: str) -> list[Link]:
         href = attrs.get("href")
         if not href:
             continue
-        url, hashes = _split_fragment(urllib.parse.urljoin(base, href))
+        url, hashes = split_fragment(urllib.parse.urljoin(base, href))
         filename = url_filename(url)
         if filename is None:
             continue  # a folder or a name that is no plain file: no distribution
@@ -236,7 +244,7 @@ def parse_json(data: Any, page_url: str) -> list[Link]:
         for key in ("url", "filename"):
             if not isinstance(entry.get(key), str) or not entry[key]:
                 raise _bad_entry(page_url, index, entry, f"{key!r} must be a non-empty string")
-        url, frag_hashes = _split_fragment(urllib.parse.urljoin(page_url, entry["url"]))
+        url, frag_hashes = split_fragment(urllib.parse.urljoin(page_url, entry["url"]))
         hashes, problem = _digests(entry.get("hashes", {}), "hashes")
         if problem is not None:
             raise _bad_entry(page_url, index, entry, problem)

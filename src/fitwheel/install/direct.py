@@ -22,10 +22,10 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
 
 from fitwheel.errors import FitwheelError, InputError
 from fitwheel.index.auth import redact, split_credentials
+from fitwheel.index.simple import split_fragment
 from fitwheel.install.fetch.download import Downloaded, DownloadItem
 from fitwheel.install.localbuild import build_source
 from fitwheel.install.place.directurl import (
@@ -64,33 +64,26 @@ def prepare_direct(
         raise placed from None
 
 
-def _without_fragment(url: str) -> str:
-    return urlunsplit(urlsplit(url)._replace(fragment=""))
-
-
-def _fragment_hashes(form: Url, origin: str) -> dict[str, frozenset[str]]:
-    """The ``#sha256=...`` (sha384, sha512) of an archive URL."""
-    out: dict[str, frozenset[str]] = {}
-    for part in urlsplit(form.url).fragment.split("&"):
-        key, sep, value = part.partition("=")
-        if sep and key.lower() in HASH_ALGORITHMS:
-            out[key.lower()] = frozenset({value.lower()})
-        elif sep and key.lower() in ("md5", "sha1", "sha224"):
+def _fragment_hashes(form: Url, origin: str) -> tuple[str, dict[str, frozenset[str]]]:
+    """An archive URL without its fragment, and the ``#sha256=...`` (sha384, sha512) the
+    fragment pins; a weaker hash there is refused, as fitwheel would not check it."""
+    url, found = split_fragment(form.url)
+    for algo in found:
+        if algo not in HASH_ALGORITHMS:
             raise InputError(
-                f"{origin}: {redact(form.url)} pins a {key} hash, which fitwheel does not "
+                f"{origin}: {redact(form.url)} pins a {algo} hash, which fitwheel does not "
                 "check: pin its sha256 (#sha256=HEX or --hash=sha256:HEX)."
             )
-    return out
+    return url, {algo: frozenset({digest}) for algo, digest in found.items()}
 
 
 def _archive(item: UserRequirement, form: Url, sources: SourceBuilds) -> UserRequirement:
-    url = _without_fragment(form.url)
-    fragment = _fragment_hashes(form, item.origin)
+    url, fragment = _fragment_hashes(form, item.origin)
     shown = redact(url)
     if form.is_file:
         path = file_url_path(url)
         if path.is_dir():
-            subdirectory = _subdirectory(form.url)
+            subdirectory = form.subdirectory
             tree = _inside(path, subdirectory, shown, item.origin)
             record = folder_record(url, subdirectory=subdirectory)
             return build_source(item, tree, sources, record=record, what=shown)
@@ -190,14 +183,6 @@ def _downloaded_wheel(
         item.variant,
         direct=form,
     )
-
-
-def _subdirectory(url: str) -> str | None:
-    for part in urlsplit(url).fragment.split("&"):
-        key, sep, value = part.partition("=")
-        if sep and key == "subdirectory" and value:
-            return value
-    return None
 
 
 def _inside(root: Path, subdirectory: str | None, shown: str, origin: str) -> Path:

@@ -100,6 +100,11 @@ class Url(Frozen):
     def is_file(self) -> bool:
         return self.url.lower().startswith("file:")
 
+    @property
+    def subdirectory(self) -> str | None:
+        """The ``#subdirectory=`` of a ``file:`` URL naming a folder (None: none given)."""
+        return _fragment(self.url).get("subdirectory") or None
+
 
 class LocalPath(Frozen):
     """A wheel, an sdist or a project folder on this machine (whether it exists is not checked
