@@ -30,11 +30,17 @@ STRONG_ALGORITHMS = ("sha512", "sha384", "sha256")
 
 
 class HashMismatchError(IntegrityError):
-    """A file whose content does not have the hash it must have."""
+    """A file whose content does not have the hash it must have. ``fact`` says which file has
+    which hash (the message without its advice, for a caller that gives its own), ``actual`` is
+    the digest found (None where not known)."""
 
-    def __init__(self, message: str, url: str = "") -> None:
+    def __init__(
+        self, message: str, url: str = "", *, actual: str | None = None, fact: str = ""
+    ) -> None:
         super().__init__(message)
         self.url = url
+        self.actual = actual
+        self.fact = fact or message
 
 
 class HashRequiredError(IntegrityError):
@@ -99,11 +105,16 @@ class Hashes(Frozen):
             return
         subject = f"{what} " if what else ""
         expected = " or ".join(sorted(allowed))
-        raise HashMismatchError(
+        fact = (
             f"{subject}{url} does not have the hash published or pinned for it ({algorithm} "
-            f"{expected}; it has {digest}), so fitwheel refuses it: the file served is not the "
-            "one listed (tell the index's maintainer, or try again if it is being updated).",
+            f"{expected}; it has {digest})"
+        )
+        raise HashMismatchError(
+            f"{fact}, so fitwheel refuses it: the file served is not the one listed (tell the "
+            "index's maintainer, or try again if it is being updated).",
             url,
+            actual=digest.lower(),
+            fact=fact,
         )
 
 

@@ -148,6 +148,9 @@ def test_a_changed_plugin_file_is_refused(tmp_path: Path, venv: Path) -> None:
     digest = digest.removeprefix("sha256:")
     assert f"variant provider plugin {LOOKALIKE}: " in again.stderr
     assert filename in again.stderr and digest in again.stderr, again.stderr
+    # the file and both hashes, from the refusal's own fields
+    assert f"its file {filename} has sha256 " in again.stderr, again.stderr
+    assert f"pins sha256 {digest}" in again.stderr, again.stderr
     assert snapshot(venv) == before
 
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fitwheel.errors import UsageError
+from fitwheel.errors import IntegrityError, UsageError
 from fitwheel.options import SourceOptions
 from fitwheel.paths import CacheLayout
 from fitwheel.plugins.errors import PluginError
@@ -154,7 +154,7 @@ def _install(
 ) -> dict[str, tuple[str, str, str]]:
     """Install the plugin into ``python``'s environment; file name -> (sha256, version of its
     project, URL), the plugin's own first."""
-    from fitwheel.errors import FitwheelError, IntegrityError
+    from fitwheel.errors import FitwheelError
     from fitwheel.install.request import InstallRequest
     from fitwheel.install.workflow import run_install
 
@@ -175,7 +175,7 @@ def _install(
         try:
             outcome = run_install(request, target=None, profile=None)
         except IntegrityError as exc:
-            raise _changed(plugin, str(exc)) from None
+            raise _changed(plugin, exc) from None
         except FitwheelError as exc:
             raise PluginError(
                 plugin.name,
@@ -195,21 +195,22 @@ def _install(
     return out
 
 
-def _changed(plugin: PluginAllowance, said: str) -> PluginError:
-    """The refusal of a pinned file that the index now serves with another hash (``said``: the
-    install's own refusal, which names the file and the hash found)."""
-    import re
+def _changed(plugin: PluginAllowance, exc: IntegrityError) -> PluginError:
+    """The refusal of a pinned file that the index now serves with another hash (``exc``: the
+    install's own refusal, naming the file's URL and the digest found)."""
+    from fitwheel.index.urlnames import url_filename
+    from fitwheel.integrity import HashMismatchError
 
-    found = [d for d in re.findall(r"\b[0-9a-f]{64}\b", said) if d not in plugin.sha256.values()]
-    for filename, pinned in sorted(plugin.sha256.items()):
-        if filename in said and found:
-            problem = (
-                f"its file {filename} has sha256 {found[0]}, but {plugin.origin} pins sha256 "
-                f"{pinned}"
-            )
-            break
+    filename = actual = None
+    if isinstance(exc, HashMismatchError) and exc.url:
+        filename, actual = url_filename(exc.url), exc.actual
+    pinned = plugin.sha256.get(filename) if filename else None
+    if pinned is not None and actual is not None:
+        problem = (
+            f"its file {filename} has sha256 {actual}, but {plugin.origin} pins sha256 {pinned}"
+        )
     else:
-        problem = f"a file differs from its pin in {plugin.origin} ({said})"
+        problem = f"a file differs from its pin in {plugin.origin} ({exc})"
     return PluginError(
         plugin.name,
         problem,

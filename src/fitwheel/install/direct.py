@@ -121,10 +121,12 @@ def _fetch(download: DownloadItem, sources: SourceBuilds, shown: str) -> Downloa
     try:
         return sources.fetcher.downloader.fetch(download, sources.fetcher.reporter)
     except HashMismatchError as exc:
-        said = str(exc).split(", so fitwheel refuses it")[0]
         raise HashMismatchError(
-            f"{said}: fix the hash the requirement pins (#sha256= or --hash), or its URL. "
-            "Nothing was installed."
+            f"{exc.fact}: fix the hash the requirement pins (#sha256= or --hash), or its URL. "
+            "Nothing was installed.",
+            exc.url,
+            actual=exc.actual,
+            fact=exc.fact,
         ) from None
     except NetworkError as exc:
         said = str(exc).split(": check the index URL")[0].rstrip(".")

@@ -48,7 +48,9 @@ def download_item(planned: Planned, pinned: UserRequirement | None) -> DownloadI
                 raise HashMismatchError(
                     f"{link.filename}: the index publishes {algo} {published}, "
                     f"which is none of the --hash values pinned for {planned.candidate.name}. "
-                    "Nothing was installed."
+                    "Nothing was installed.",
+                    link.url,
+                    actual=published,
                 )
         if pinned.hashes:
             # the pins are what is checked: the strongest published hash must not stand in
