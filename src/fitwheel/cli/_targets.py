@@ -46,6 +46,7 @@ __all__ = [
     "add_plugin_arguments",
     "add_python_argument",
     "add_target_arguments",
+    "add_variant_property_argument",
     "other_machine",
     "plugins_wanted",
     "resolve_target",
@@ -87,16 +88,25 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--enable-optional-all", action="store_true", help="enable every optional provider"
     )
+    add_variant_property_argument(parser)
+    add_plugin_arguments(parser)
+
+
+def add_variant_property_argument(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    help: str = "say the target supports this property, after what detection or the profile "
+    "says for the same feature; no provider plugin runs for its namespace (repeatable; also the "
+    "configuration file's [variant-properties] table)",
+) -> None:
+    """``--variant-property "NS :: FEATURE :: VALUE"`` (read by
+    :func:`fitwheel.platform.supplements.parse_property_arguments`)."""
     parser.add_argument(
         "--variant-property",
         action="append",
         default=[],
         metavar='"NS :: FEATURE :: VALUE"',
-        help="say the target supports this property, after what detection or the profile says "
-        "for the same feature; no provider plugin runs for its namespace (repeatable; also the "
-        "configuration file's [variant-properties] table)",
+        help=help,
     )
-    add_plugin_arguments(parser)
 
 
 def add_plugin_arguments(parser: argparse.ArgumentParser) -> None:

@@ -43,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="detect afresh; neither read nor write the cache"
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write the profile (JSON) to FILE")
-    from fitwheel.cli._targets import add_plugin_arguments
+    from fitwheel.cli._targets import add_plugin_arguments, add_variant_property_argument
 
     add_plugin_arguments(parser)
     parser.add_argument(
@@ -54,11 +54,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="also say, device by device, which builds of this {name}-{version}-variants.json "
         "run here, and warn about a GPU none of them supports (repeatable)",
     )
-    parser.add_argument(
-        "--variant-property",
-        action="append",
-        default=[],
-        metavar='"NS :: FEATURE :: VALUE"',
+    add_variant_property_argument(
+        parser,
         help="add this property to what detection or the profile says (after the detected "
         "values of the same feature; repeatable; also the configuration file's "
         "[variant-properties] table, for this machine)",

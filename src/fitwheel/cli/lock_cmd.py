@@ -51,11 +51,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     targets.add_argument(
         "--enable-optional-all", action="store_true", help="enable every optional provider"
     )
-    targets.add_argument(
-        "--variant-property", action="append", default=[], metavar='"NS :: FEATURE :: VALUE"',
+    from fitwheel.cli._targets import add_variant_property_argument
+
+    add_variant_property_argument(
+        targets,
         help="say every target supports this property, after what its profile says for the "
         "same feature (repeatable; the lock records it as each target's answer for NS)",
-    )  # fmt: skip
+    )
     from fitwheel.cli._sources import add_resolution_arguments, add_source_arguments
 
     add_source_arguments(parser)
