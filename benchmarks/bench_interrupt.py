@@ -45,7 +45,10 @@ def _run(base: Path, work: Path, index: str, extra: float) -> float | None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     before = big.tree_digest(venv)
-    argv = big.install_argv(venv, index, compile_bytecode=False)
+    from benchmarks.user_install import program
+
+    # this tree as users install it (pip install .), like every benchmark
+    argv = big.install_argv(venv, index, compile_bytecode=False, program=program())
     done = big.run_install(argv, tmp, delay=extra, after=big.unpacking(tmp))
     if done.reaction is None:
         return None

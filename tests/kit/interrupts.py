@@ -126,10 +126,13 @@ def shell_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def install_argv(venv: Path, index: str, *, compile_bytecode: bool = True) -> list[str]:
+def install_argv(
+    venv: Path, index: str, *, compile_bytecode: bool = True, program: Path = FITWHEEL
+) -> list[str]:
     """``fitwheel install --no-cache-dir bigpkg`` into ``venv`` from ``index``; ``--compile``
-    (byte-compiling follows the commit point, so that a signal often comes after it)."""
-    argv = [str(FITWHEEL), "install", "--python", str(venv / "bin" / "python"), "--no-cache-dir"]
+    (byte-compiling follows the commit point, so that a signal often comes after it).
+    ``program``: the ``fitwheel`` to run (the development one by default)."""
+    argv = [str(program), "install", "--python", str(venv / "bin" / "python"), "--no-cache-dir"]
     if compile_bytecode:
         argv.append("--compile")
     return [*argv, "--index-url", index, NAME]
