@@ -13,7 +13,10 @@ Scenarios (medians of alternating runs; ratios in one run):
   cold and warm;
 - the same tree resolved only (``--dry-run``), cold and warm;
 - ``install -r`` of a real-looking requirements file (``service_freeze.txt``: a service's
-  ``pip freeze`` of 42 pins, :data:`benchmarks.kit.REQUIREMENTS_FILE`), cold and warm.
+  ``pip freeze`` of 42 pins, :data:`benchmarks.kit.REQUIREMENTS_FILE`), cold and warm;
+- the tree with the local sources a real machine's pip configuration adds (``local``): a
+  find-links folder and a ``file://`` extra index, neither holding what the tree picks, cold
+  and warm.
 
 The wheels come from ``pip download`` (torch: ``$FITWHEEL_BENCH_TORCH_DIR``, default
 ``~/.cache/fitwheel-bench``; the tree: the e2e mirror cache; the requirements file:
@@ -61,7 +64,7 @@ from benchmarks.peers import (
     torch_wheel,
 )
 
-PARTS = ("torch", "tree", "resolve", "requirements")
+PARTS = ("torch", "tree", "resolve", "requirements", "local")
 #: interleaved rounds per scenario, unless ``FITWHEEL_BENCH_ROUNDS`` or ``--rounds`` says
 ROUNDS = 9
 UV, PIP = "uv pip install", "pip install"
@@ -210,6 +213,33 @@ def bench_requirements(work: Path, wheels: Path, table: Table, *, repeat: int) -
             table.add(scenario, results, 1.5 if cold else 2.0)
 
 
+def bench_local(work: Path, wheels: Path, table: Table, *, repeat: int) -> None:
+    """The tree with a find-links folder and a ``file://`` extra index beside the index, as a
+    machine's pip configuration adds them (each holds a wheel the tree does not pick)."""
+    mirror = mirror_module()
+    from tests.kit import make_wheel
+
+    site = mirror.build_index(wheels, work / "local-site")
+    links = work / "local-links"
+    make_wheel(links, "site-tool", "1.0")
+    local_wheels = work / "local-index-wheels"
+    make_wheel(local_wheels, "site-lib", "1.0")
+    local_index = mirror.build_index(local_wheels, work / "local-index") / "simple"
+    flags = ["--find-links", str(links), "--extra-index-url", local_index.as_uri()]
+    with serve_index(site, work / "local-server") as url:
+        peers = Peers(work / "local", url, list(mirror.TOP_LEVEL), flags)
+        for cold in (True, False):
+            scenario = (
+                f"the tree with a find-links folder and a file:// extra index, {_label(cold)}"
+            )
+            results = compare(
+                scenario,
+                [peers.fitwheel(cold), *_base_cases(peers, cold), peers.uv(cold), peers.pip(cold)],
+                repeat=repeat,
+            )
+            table.add(scenario, results, 1.5 if cold else 2.0)
+
+
 def _available(parts: tuple[str, ...]) -> tuple[str, ...]:
     """In a smoke run, only what is already here: the verified mirror cache and downloaded
     requirements, never the torch download."""
@@ -217,7 +247,7 @@ def _available(parts: tuple[str, ...]) -> tuple[str, ...]:
         return parts
     parts = tuple(p for p in parts if p != "torch")
     if not _tree_cached():
-        parts = tuple(p for p in parts if p not in ("tree", "resolve"))
+        parts = tuple(p for p in parts if p not in ("tree", "resolve", "local"))
     if not requirements_downloaded(requirements_dir()):
         parts = tuple(p for p in parts if p != "requirements")
     for part in sorted(set(PARTS) - set(parts)):
@@ -230,7 +260,7 @@ def main(parts: tuple[str, ...] = PARTS, *, repeat: int | None = None) -> None:
     # peers then run without it.
     parts = _available(parts)
     repeat = rounds() if repeat is None else repeat
-    needs_tree = bool({"tree", "resolve"} & set(parts))
+    needs_tree = bool({"tree", "resolve", "local"} & set(parts))
     tree_wheels = mirror_module().ensure_wheels() if needs_tree else None
     torch = torch_wheel(_torch_dir()) if "torch" in parts else None
     reqs = download_requirements(requirements_dir()) if "requirements" in parts else None
@@ -242,6 +272,8 @@ def main(parts: tuple[str, ...] = PARTS, *, repeat: int | None = None) -> None:
             bench_tree(work, tree_wheels, table, resolve_only=True, repeat=repeat)
         if reqs is not None:
             bench_requirements(work, reqs, table, repeat=repeat)
+        if tree_wheels is not None and "local" in parts:
+            bench_local(work, tree_wheels, table, repeat=repeat)
         if torch is not None:
             bench_torch(work, torch, table, repeat=repeat)
     table.print()

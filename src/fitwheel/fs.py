@@ -352,3 +352,36 @@ class locked:
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
         self.release()
+
+
+def location_state(path: str) -> str:
+    """What a local file or folder holds, as far as reading it can tell, without reading any
+    file: a file's identity, size and times of change; a folder's listing with each entry's
+    (followed where it is a link); a missing path as ``absent``, apart from one whose folder
+    is missing too. Any write to a file changes its time of change (which no one can set), so
+    a file replaced or edited in place changes the state, as does an entry added, removed or
+    renamed in a folder (used by :mod:`fitwheel.install.remembered`)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        parent = os.path.dirname(os.path.abspath(path))
+        return "absent" if os.path.isdir(parent) else "absent, no folder"
+    except OSError as exc:
+        return f"unreadable ({exc.errno})"
+    if not os.path.isdir(path):
+        return f"file {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}"
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        names = sorted(os.listdir(path))
+    except OSError as exc:
+        return f"unreadable ({exc.errno})"
+    for name in names:
+        try:
+            e = os.stat(os.path.join(path, name))
+            row = f"{name}\0{e.st_mode} {e.st_ino} {e.st_size} {e.st_mtime_ns} {e.st_ctime_ns}\n"
+        except OSError as exc:
+            row = f"{name}\0unreadable {exc.errno}\n"
+        digest.update(row.encode("utf-8", "surrogateescape"))
+    return f"folder {st.st_ino} {digest.hexdigest()}"

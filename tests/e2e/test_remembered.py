@@ -8,6 +8,7 @@ resolve): the installed files and the printed lines are compared with a full res
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from fitwheel.fs import location_state
 from fitwheel.publish.index_build import build_index
 from tests.kit import H100, clean_env, make_wheel, serve, snapshot, torch_like
 
@@ -61,9 +63,10 @@ class Run:
         return self.venv
 
     def install(
-        self, *args: str, fresh: bool = True, **env: str
+        self, *args: str, fresh: bool = True, ok: bool = True, **env: str
     ) -> tuple[subprocess.CompletedProcess[str], bool]:
-        """The run, and whether it resolved (loaded the resolver)."""
+        """The run, and whether it resolved (loaded the resolver); ``ok``: whether it must
+        succeed (else fail)."""
         if fresh:
             self.fresh_venv()
         command = [sys.executable, "-X", "importtime", "-m", "fitwheel", "install"]
@@ -72,7 +75,7 @@ class Run:
         done = subprocess.run(
             command, capture_output=True, text=True, env=environ, timeout=300, cwd=self.tmp
         )
-        assert done.returncode == 0, done.stderr
+        assert (done.returncode == 0) == ok, done.stderr
         resolved = "resolvelib" in done.stderr
         done.stderr = "\n".join(
             line for line in done.stderr.splitlines() if not line.startswith("import time:")
@@ -252,7 +255,7 @@ def test_pages_without_a_freshness_lifetime_are_not_remembered(
         assert run.records() == []
 
 
-def test_find_links_and_local_files_are_not_remembered(
+def test_picks_from_find_links_and_local_files_are_not_remembered(
     run: Run, site: Path, tmp_path: Path
 ) -> None:
     links = tmp_path / "links"
@@ -279,3 +282,99 @@ def test_a_missing_project_on_an_extra_index_is_not_remembered(
         _, resolved = run.install("--extra-index-url", f"{url}/simple/", "app")
         assert resolved  # a 404 has no freshness: the project may appear there any time
     assert run.records() == []
+
+
+# -- local sources, as real machines have them: a find-links folder (PIP_FIND_LINKS) and
+# file:// extra indexes next to the index proper
+def test_a_find_links_folder_is_remembered_by_its_state(run: Run, tmp_path: Path) -> None:
+    links = tmp_path / "links"
+    links.mkdir()
+    make_wheel(links, "unrelated", "1.0")  # as a machine's folder holds: nothing this install picks
+    first, resolved = run.install("app", PIP_FIND_LINKS=str(links))
+    assert resolved and "app 2.0" in first.stdout
+    again, resolved = run.install("app", PIP_FIND_LINKS=str(links))
+    assert not resolved, "an unchanged find-links folder should replay"
+    assert again.stdout == first.stdout
+    # a newer lib appears in the folder: the full resolution picks it
+    make_wheel(links, "lib", "3.0")
+    done, resolved = run.install("app", PIP_FIND_LINKS=str(links))
+    assert resolved and "lib 3.0" in done.stdout
+    # a pick from the folder has no published hash: not remembered
+    _, resolved = run.install("app", PIP_FIND_LINKS=str(links))
+    assert resolved
+
+
+def test_a_wheel_rewritten_in_a_find_links_folder_resolves_again(run: Run, tmp_path: Path) -> None:
+    links = tmp_path / "links"
+    links.mkdir()
+    make_wheel(links, "lib", "0.5")  # older than the index's: never picked
+    run.install("-f", str(links), "app")
+    _, resolved = run.install("-f", str(links), "app")
+    assert not resolved
+    (wheel,) = links.glob("*.whl")
+    stat = wheel.stat()
+    # rewritten in place, same name, size and modification time: only its time of change moves
+    wheel.write_bytes(wheel.read_bytes())
+    os.utime(wheel, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    _, resolved = run.install("-f", str(links), "app")
+    assert resolved
+    wheel.unlink()
+    _, resolved = run.install("-f", str(links), "app")
+    assert resolved, "a wheel removed from the folder"
+
+
+def test_a_file_index_is_remembered_by_its_project_folders(run: Run, tmp_path: Path) -> None:
+    # like this kind of machine's configuration: a local extra index that lacks the projects
+    local = tmp_path / "local-wheels"
+    make_wheel(local, "other", "1.0")
+    build_index(local, tmp_path / "local")
+    extra = (tmp_path / "local" / "simple").as_uri()
+    first, resolved = run.install("--extra-index-url", extra, "app")
+    assert resolved and "lib 2.0" in first.stdout
+    again, resolved = run.install("--extra-index-url", extra, "app")
+    assert not resolved, "an unchanged file:// index should replay"
+    assert again.stdout == first.stdout
+    # the local index gains lib 3.0: a full resolution finds it (and does not remember the pick)
+    make_wheel(local, "lib", "3.0")
+    shutil.rmtree(tmp_path / "local")
+    build_index(local, tmp_path / "local")
+    done, resolved = run.install(
+        "--extra-index-url", extra, "--index-strategy", "unsafe-best-match", "app"
+    )
+    assert resolved and "lib 3.0" in done.stdout
+
+
+def test_a_missing_file_index_folder_is_a_change(run: Run, tmp_path: Path) -> None:
+    index = tmp_path / "local" / "simple"
+    index.mkdir(parents=True)
+    extra = index.as_uri()
+    run.install("--extra-index-url", extra, "app")
+    _, resolved = run.install("--extra-index-url", extra, "app")
+    assert not resolved
+    shutil.rmtree(tmp_path / "local")
+    done, _ = run.install("--extra-index-url", extra, "app", ok=False)
+    assert "does not exist" in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["file", "folder", "absent", "no-folder"])
+def test_location_state_sees_what_reading_would(tmp_path: Path, kind: str) -> None:
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "a.whl").write_bytes(b"a")
+    path = {
+        "file": folder / "a.whl",
+        "folder": folder,
+        "absent": folder / "missing",
+        "no-folder": folder / "missing" / "deeper",
+    }[kind]
+    before = location_state(str(path))
+    assert location_state(str(path)) == before  # reading changes nothing
+    if kind == "file":
+        path.write_bytes(b"b")  # same size
+    elif kind == "folder":
+        (folder / "b.whl").write_bytes(b"")
+    elif kind == "absent":
+        path.mkdir()
+    else:
+        path.parent.mkdir()
+    assert location_state(str(path)) != before

@@ -35,12 +35,13 @@ def test_a_plain_install_from_an_index_is_rememberable() -> None:
     assert _rememberable("app[more]>=1", "lib==2.0")
     assert _rememberable(env={"FITWHEEL_NO_REMEMBER": "0"})
     assert _rememberable(files=["reqs.txt", "file:///srv/constraints.txt"])
+    # a find-links folder is remembered by its state (a pick from it is ruled out later)
+    assert _rememberable(find_links=("wheels",))
 
 
 @pytest.mark.parametrize(
     "changes",
     [
-        {"find_links": ("wheels",)},
         {"no_index": True},
         {"no_cache": True},
         {"refresh": True},

@@ -141,12 +141,24 @@ class Deadline:
 
 
 class Watchdog:
-    """One thread that ends the attempts whose deadline has passed."""
+    """One thread that ends the attempts whose deadline has passed.
+
+    It sleeps until the nearest deadline it knows of, and is woken only by an attempt whose
+    deadline comes sooner than that: waking it for every request and every answer's headers
+    would hand the interpreter lock to it hundreds of times in a cold install, to learn
+    nothing new (a deadline later than its wake-up is seen when it wakes)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._live: set[Deadline] = set()
         self._thread: threading.Thread | None = None
+        #: when the thread wakes next (``inf``: only when woken)
+        self._wake = math.inf
+
+    def _nudge(self, when: float) -> None:  # under the lock
+        if when < self._wake:
+            self._wake = when
+            self._cond.notify()
 
     def attach(self, deadline: Deadline, sock: socket.socket) -> None:
         """Start timing ``deadline``, whose request was just sent on ``sock``."""
@@ -163,14 +175,14 @@ class Watchdog:
                     target=self._run, name="fitwheel-http-deadlines", daemon=True
                 )
                 self._thread.start()
-            self._cond.notify()
+            self._nudge(deadline.at)
 
     def in_body(self, deadline: Deadline) -> None:
         """The answer's headers came: from now on the body's rules hold (the watchdog may be
         sleeping until the headers' limit, which can be later than the body's)."""
         with self._cond:
             deadline.in_body = True
-            self._cond.notify()
+            self._nudge(deadline.expiry(time.monotonic())[0])
 
     def forget(self, deadline: Deadline) -> None:
         with self._cond:
@@ -192,6 +204,7 @@ class Watchdog:
                     self._live.discard(deadline)
                     if deadline.sock is not None:
                         _shut(deadline.sock)
+                self._wake = nearest
                 self._cond.wait(None if nearest == math.inf else nearest - now)
 
 

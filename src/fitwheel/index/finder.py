@@ -32,7 +32,7 @@ so does a torch backend index among the user's own (:attr:`Finder.vital`).
 from __future__ import annotations
 
 import threading
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from fitwheel.errors import FitwheelError
 from fitwheel.index.auth import redact
@@ -52,6 +52,9 @@ from fitwheel.reporter import SILENT, Reporter
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import SdistFilename, WheelFilename, is_sdist_filename
 from fitwheel.variants.names import canonicalize_name
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: the rank of find-links files: after every index, and never dropped by the strategy
 FIND_LINKS_RANK = 1 << 30
@@ -192,6 +195,7 @@ class Finder:
             for location in self.config.find_links:
                 path = local_path(location)
                 if path is not None:
+                    self._note_local(path)
                     links += folder_links(path)
                 else:
                     links += self._find_links_page(location)
@@ -202,6 +206,11 @@ class Finder:
                     by_project.setdefault(project, []).append(link)
             self._find_links = by_project
         return self._find_links.get(key, [])
+
+    def _note_local(self, path: Path) -> None:
+        """A local file or folder read for the resolution (a remembered install checks it)."""
+        if self.session is not None:
+            self.session.note_local(path)
 
     def _find_links_page(self, location: str) -> list[Link]:
         """The links of a find-links page on the web; one that cannot be reached is handled
@@ -313,6 +322,7 @@ class Finder:
         if not root.is_dir():
             raise FindLinksError(f"the index folder {root} ({index_url}) does not exist.")
         folder = root / key
+        self._note_local(folder)  # its listing: the page, or the files a plain folder holds
         page = folder / "index.html"
         if page.is_file():
             try:
@@ -348,6 +358,7 @@ class Finder:
         """The content of a small file (variants.json, a page); local files read directly."""
         path = local_path(link.url)
         if path is not None:
+            self._note_local(path)
             try:
                 return path.read_bytes()
             except OSError as exc:

@@ -284,10 +284,18 @@ class Session:
         self._failed: dict[str, NetworkError] = {}
         #: when a list: every URL whose answer is not content-addressed, as it is asked for
         #: (None for a read no cache entry can stand for: a range, a HEAD, a GET past the
-        #: cache), for :mod:`fitwheel.install.remembered`
+        #: cache), and the absolute path of every local file or folder read
+        #: (:meth:`note_local`), for :mod:`fitwheel.install.remembered`
         self.reads: list[str | None] | None = None
         #: ask the server again for every cached page, however fresh (``--refresh``)
         self.revalidate = False
+
+    def note_local(self, path: str | os.PathLike[str]) -> None:
+        """A local file or folder a resolution read (a ``file://`` index's folder, a find-links
+        folder or file), as its absolute path among :attr:`reads`: a remembered install checks
+        its state (:func:`fitwheel.fs.location_state`) as it checks a page's freshness."""
+        if self.reads is not None:
+            self.reads.append(os.path.abspath(path))
 
     def quick(self, timeout: float = 10.0) -> Session:
         """A session like this one (credentials, trust, cache) that does not retry and waits

@@ -74,6 +74,8 @@ def fetch_metadata(link: Link, session: Session | None) -> bytes:
     """The ``METADATA`` bytes of the wheel behind ``link``."""
     path = local_path(link.url)
     if path is not None:
+        if session is not None:
+            session.note_local(path)
         data = wheel_member(path, "METADATA")
         if data is None:
             raise InvalidWheelError(str(path), "it has no METADATA file")

@@ -25,17 +25,21 @@ that decision:
 The next run with the same key uses the record only if, besides, every requirements or
 constraints file that was read still has the same contents, every index page it was read from
 is still fresh in the HTTP cache with the same body (so a page past its ``max-age`` means a
-full resolution, which revalidates it), and every wheel to install is still in the wheel cache
-and unpacked in the unpacked-wheel cache. Then the same files are installed as a full
-resolution would install them, without importing the resolver or the HTTP client; any failed
-check is a miss, and the full path runs (and files a new record).
+full resolution, which revalidates it), every local folder or file it read (a find-links
+folder, a ``file://`` index's project folder, a local wheel's metadata) is in the same state
+(:func:`fitwheel.fs.location_state`: a folder's listing with each entry's identity, size and
+times of change, so a wheel added, removed or rewritten there means a full resolution), and
+every wheel to install is still in the wheel cache and unpacked in the unpacked-wheel cache.
+Then the same files are installed as a full resolution would install them, without importing
+the resolver or the HTTP client; any failed check is a miss, and the full path runs (and files
+a new record).
 
-Not remembered: installs with local files, URLs or editables, requirements files read from a
-server (``-r https://...``, directly or from another file), ``--find-links`` or ``file://``
-indexes (a folder has no freshness), hash-checking (``--require-hashes``, ``--hash``),
-``--force-reinstall``, ``--no-cache-dir``, source builds, wheels an index lists without a hash,
-pages answered without a freshness lifetime (or a 404), and ``--explain`` and ``--verify``,
-which need the resolution itself.
+Not remembered: installs that pick a local file (find-links wheels carry no published hash),
+URLs or editables, requirements files read from a server (``-r https://...``, directly or from
+another file), hash-checking (``--require-hashes``, ``--hash``), ``--force-reinstall``,
+``--no-cache-dir``, source builds, wheels an index lists without a hash, pages answered without
+a freshness lifetime (or a 404), and ``--explain`` and ``--verify``, which need the resolution
+itself.
 
 A record also keeps the ``--report`` that the full install would write (:data:`REPORT_FIELDS`
 of it: everything in it follows from the decision and the key's inputs), so that an install
@@ -333,7 +337,8 @@ class Remembered:
         report: dict[str, object] | None = None,
     ) -> None:
         self.plan = plan
-        #: (URL, sha256 of the body) of every index page the resolution read
+        #: (URL, sha256 of the body) of every index page the resolution read, and (absolute
+        #: path, :func:`fitwheel.fs.location_state`) of every local file or folder
         self.pages = pages
         #: (path, sha256 of the contents) of every requirements or constraints file read
         self.files = files
@@ -423,7 +428,7 @@ def still_valid(
             return False
     now = time.time()
     for url, sha256 in record.pages:
-        if fresh_sha256(url, now) != sha256:
+        if _state_of(url, fresh_sha256, now) != sha256:
             return False
     for p in record.plan:
         if p.action == "keep" or not installing:
@@ -448,13 +453,11 @@ def record_of(
     now = time.time()
     page_rows: list[tuple[str, str]] = []
     for url in dict.fromkeys(pages):
-        sha256 = fresh_sha256(url, now) if url is not None else None
-        if sha256 is None:
+        state = _state_of(url, fresh_sha256, now) if url is not None else None
+        if state is None:
             return None
-        page_rows.append((url, sha256))  # type: ignore[arg-type]
-    if outcome.config.find_links or not outcome.config.index_urls:
-        return None
-    if not all(url.startswith(("http://", "https://")) for url in outcome.config.index_urls):
+        page_rows.append((url, state))  # type: ignore[arg-type]
+    if not outcome.config.index_urls:
         return None
     plan: list[Plan] = []
     for p in outcome.planned:
@@ -482,6 +485,17 @@ def record_of(
         file_rows.append((path, content_state(path)))
     kept = None if report is None else remembered_report(report)
     return Remembered(plan, page_rows, file_rows, list(outcome.warnings), kept)
+
+
+def _state_of(read: str, fresh_sha256: Any, now: float) -> str | None:
+    """What a record keeps of one read: an index page's body (its sha256, while the page is
+    fresh: None once it is not), or a local file's or folder's state (its absolute path)."""
+    if read.startswith(("http://", "https://")):
+        sha256: str | None = fresh_sha256(read, now)
+        return sha256
+    from fitwheel.fs import location_state
+
+    return location_state(read)
 
 
 def _local_file(location: str) -> str | None:

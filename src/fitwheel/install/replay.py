@@ -1,11 +1,10 @@
 """Whether an install may be answered from a remembered resolution
 (:mod:`fitwheel.install.remembered`), and the part of its key that the options make.
 
-An install is never remembered when it builds or reads something local (editables, wheel or
-source files, folders, URLs, ``--find-links``, ``--no-index``), reads a requirements file from
-a server (``-r https://...``; one named inside a file is ruled out when the record is made),
-checks hashes
-(``--require-hashes``), reinstalls (``--force-reinstall``), keeps no cache
+An install is never remembered when it builds or installs something local (editables, wheel or
+source files, folders, URLs, ``--no-index``), reads a requirements file from a server
+(``-r https://...``; one named inside a file is ruled out when the record is made), checks
+hashes (``--require-hashes``), reinstalls (``--force-reinstall``), keeps no cache
 (``--no-cache-dir``), asks the indexes again (``--refresh``), or when its caller needs the
 resolution itself (``--explain``, ``--verify``; a ``--report`` is written from the record);
 ``FITWHEEL_NO_REMEMBER=1`` turns the records off. Otherwise the key is made of the typed option
@@ -39,7 +38,9 @@ def rememberable(request: InstallRequest, env: Mapping[str, str]) -> bool:
     sources, resolution = request.sources, request.resolution
     if env.get(DISABLE_ENV, "") not in ("", "0"):
         return False
-    if request.editables or sources.no_cache or sources.find_links or sources.no_index:
+    # find-links folders and ``file://`` indexes are remembered by their state (a pick of a
+    # local wheel is ruled out when the record is made: it has no published hash)
+    if request.editables or sources.no_cache or sources.no_index:
         return False
     if sources.refresh or resolution.force_reinstall or resolution.require_hashes:
         return False
