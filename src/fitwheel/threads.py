@@ -15,6 +15,7 @@ they wrote, so that no cleanup races a writer.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 
@@ -57,6 +58,18 @@ class CancelToken:
 #: the process's token: set when the user interrupts (SIGINT, SIGTERM) and cleared when the next
 #: interruptible command begins (:func:`fitwheel.install.env.signals.interruptible`)
 CANCEL = CancelToken()
+
+
+def cores() -> int:
+    """The processors this process may run on (its CPU affinity where the platform says, else
+    every processor of the machine; at least 1): how many CPU-bound jobs can run at once."""
+    getaffinity = getattr(os, "sched_getaffinity", None)
+    if getaffinity is not None:
+        try:
+            return max(1, len(getaffinity(0)))
+        except OSError:
+            pass
+    return max(1, os.cpu_count() or 1)
 
 
 def wait_through(wait: Callable[[], object]) -> None:

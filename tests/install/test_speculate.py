@@ -133,3 +133,47 @@ def test_nothing_starts_after_the_resolution_ended(
     spec.close()
     spec.offer(candidate(wheels, url, "small"))  # a prefetch thread's late guess
     assert gets(state) == []
+
+
+def test_no_more_wheels_are_unpacked_at_once_than_there_are_processors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # unpacking is bound by the CPU: six downloads at once, but two unpacks at most on two cores
+    import threading
+
+    import fitwheel.install.fetch.fetcher as fetcher_module
+
+    folder = tmp_path / "many"
+    for i in range(6):
+        make_wheel(folder, f"pkg{i}", "1.0")
+    monkeypatch.setattr(fetcher_module, "cores", lambda: 2)
+    fetcher = Fetcher(
+        Session(retries=0), CacheLayout(tmp_path / "cache"), SILENT, jobs=6, verify=False
+    )
+    lock, now, most = threading.Lock(), [0], [0]
+    real_get = fetcher.unpacked.get
+
+    def counted(*args: object) -> object:
+        with lock:
+            now[0] += 1
+            most[0] = max(most[0], now[0])
+        try:
+            time.sleep(0.05)
+            return real_get(*args)  # type: ignore[arg-type]
+        finally:
+            with lock:
+                now[0] -= 1
+
+    monkeypatch.setattr(fetcher.unpacked, "get", counted)
+    with serve(folder) as (url, _state):
+        items = [
+            DownloadItem(p.name, f"{url}/{p.name}", {"sha256": frozenset({sha256_of(p)})})
+            for p in sorted(folder.glob("*.whl"))
+        ]
+        try:
+            fetcher.fetch_all(items)
+        finally:
+            fetcher.close(wait=True)
+    assert most[0] == 2  # six wheels, two at a time: never more, and the two slots were used
+    entries = list((tmp_path / "cache").rglob("*.dist-info"))
+    assert len({e.name for e in entries}) == 6

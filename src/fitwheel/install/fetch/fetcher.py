@@ -1,6 +1,12 @@
 """Downloads into the wheel cache, each wheel unpacked into the unpacked-wheel cache as soon as
 it is there (while the others still download); some start while the resolver is still pinning.
 
+Unpacking (inflating, hashing, writing) is bound by the CPU, downloading by the network: ``--jobs``
+downloads run at once, but no more wheels are unpacked at once than the machine has processors
+(:func:`~fitwheel.threads.cores`). On two cores, four wheels unpacked at once took longer than
+two (a cold install of a 35-distribution tree 5% longer, ``docs/performance.md``); a download
+thread that finds every slot taken waits for one, the others go on downloading.
+
 The downloads and the unpacking run on worker threads that share one
 :class:`~fitwheel.threads.CancelToken`, cancelled by an interrupt (Ctrl-C, SIGTERM) or by
 :meth:`Fetcher.close` with ``wait``, which returns only once every one of them has ended: what
@@ -9,6 +15,7 @@ they wrote (a temporary cache with ``--no-cache-dir``) can then be removed whole
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -16,7 +23,7 @@ from fitwheel.install.cache.unpacked import UnpackedCache
 from fitwheel.install.env.signals import deferred
 from fitwheel.install.fetch.download import Downloaded, Downloader, DownloadItem
 from fitwheel.reporter import Reporter
-from fitwheel.threads import CANCEL, CancelToken
+from fitwheel.threads import CANCEL, CancelToken, cores
 
 if TYPE_CHECKING:
     from fitwheel.index.http import Session
@@ -44,6 +51,8 @@ class Fetcher:
             layout.unpacked, verify=verify, reporter=reporter, stop=self.stop
         )
         self.reporter = reporter
+        #: wheels unpacked at once, at most (the work is bound by the CPU)
+        self._unpacking = threading.BoundedSemaphore(cores())
         self.downloader = Downloader(
             session,
             layout.wheels,
@@ -65,7 +74,7 @@ class Fetcher:
 
     def _unpack(self, done: Downloaded) -> None:
         # a broken wheel is reported by the install step, with nothing changed
-        with contextlib.suppress(Exception):
+        with self._unpacking, contextlib.suppress(Exception):
             self.unpacked.get(done.path, done.sha256, done.prepared)
 
     def start(self, cand: Candidate) -> None:
