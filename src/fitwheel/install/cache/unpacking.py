@@ -280,6 +280,7 @@ def _extract_around(
     _extract_all(archive, left, archive.path.name, stop, digests)
     staged.finish()
     redo = _take_streamed(written, streamed, archive.path.name, digests)
+    streamed.clear()  # the stream's own table of the members, no longer needed (memory)
     _extract_all(archive, redo, archive.path.name, stop, digests)
 
 
@@ -337,6 +338,10 @@ def unpack(
         CachedMember(m.member.name, m.executable, h, m.member.file_size)
         for m, h in zip(members, digests, strict=True)
     ]
+    # the reader's tables (a torch wheel's 12,248 members, their RECORD rows and targets: some
+    # 10 MiB) are let go of before the listing is written and the layout built, which is when
+    # unpacking a large wheel needs the most memory
+    del archive, record, members, digests, parents
     (folder / MEMBERS).write_text(json.dumps(listed, separators=(",", ":")))
     return layout(
         listed,
