@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 from pathlib import Path
 
 from benchmarks.harness import Case, Result, compare, fmt_spread, smoke
@@ -61,6 +60,7 @@ from benchmarks.peers import (
     mirror_module,
     scratch,
     serve_index,
+    torch_site,
     torch_wheel,
 )
 
@@ -144,14 +144,7 @@ def _label(cold: bool) -> str:
 
 
 def bench_torch(work: Path, wheel: Path, table: Table, *, repeat: int) -> None:
-    mirror = mirror_module()
-    wheels = work / "torch-wheels"
-    wheels.mkdir()
-    try:
-        os.link(wheel, wheels / wheel.name)
-    except OSError:
-        shutil.copy2(wheel, wheels / wheel.name)
-    site = mirror.build_index(wheels, work / "torch-site")
+    site = torch_site(wheel, work)
     with serve_index(site, work / "torch-server") as url:
         peers = Peers(work / "torch", url, [TORCH], ["--no-deps"])
         for cold in (True, False):
@@ -200,17 +193,21 @@ def bench_requirements(work: Path, wheels: Path, table: Table, *, repeat: int) -
     site = mirror_module().build_index(wheels, work / "requirements-site")
     with serve_index(site, work / "requirements-server") as url:
         peers = Peers(work / "requirements", url, ["-r", str(REQUIREMENTS_FILE)])
-        for cold in (True, False):
-            scenario = (
-                f"install -r {REQUIREMENTS_FILE.name} ({requirement_count()} pinned "
-                f"requirements), {_label(cold)}"
-            )
-            results = compare(
-                scenario,
-                [peers.fitwheel(cold), *_base_cases(peers, cold), peers.uv(cold), peers.pip(cold)],
-                repeat=repeat,
-            )
-            table.add(scenario, results, 1.5 if cold else 2.0)
+        title = f"install -r {REQUIREMENTS_FILE.name} ({requirement_count()} pinned requirements)"
+        _cold_and_warm(peers, title, table, repeat=repeat)
+
+
+def _cold_and_warm(peers: Peers, title: str, table: Table, *, repeat: int) -> None:
+    """``title``'s scenario cold and warm, fitwheel (and the base revision) against uv and pip;
+    targets 1.5x uv cold and 2x warm."""
+    for cold in (True, False):
+        scenario = f"{title}, {_label(cold)}"
+        results = compare(
+            scenario,
+            [peers.fitwheel(cold), *_base_cases(peers, cold), peers.uv(cold), peers.pip(cold)],
+            repeat=repeat,
+        )
+        table.add(scenario, results, 1.5 if cold else 2.0)
 
 
 def bench_local(work: Path, wheels: Path, table: Table, *, repeat: int) -> None:
@@ -228,16 +225,8 @@ def bench_local(work: Path, wheels: Path, table: Table, *, repeat: int) -> None:
     flags = ["--find-links", str(links), "--extra-index-url", local_index.as_uri()]
     with serve_index(site, work / "local-server") as url:
         peers = Peers(work / "local", url, list(mirror.TOP_LEVEL), flags)
-        for cold in (True, False):
-            scenario = (
-                f"the tree with a find-links folder and a file:// extra index, {_label(cold)}"
-            )
-            results = compare(
-                scenario,
-                [peers.fitwheel(cold), *_base_cases(peers, cold), peers.uv(cold), peers.pip(cold)],
-                repeat=repeat,
-            )
-            table.add(scenario, results, 1.5 if cold else 2.0)
+        title = "the tree with a find-links folder and a file:// extra index"
+        _cold_and_warm(peers, title, table, repeat=repeat)
 
 
 def _available(parts: tuple[str, ...]) -> tuple[str, ...]:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import tempfile
@@ -46,6 +45,7 @@ from benchmarks.peers import (
     mirror_module,
     scratch,
     serve_index,
+    torch_site,
     torch_wheel,
 )
 
@@ -217,9 +217,9 @@ def main(parts: tuple[str, ...] = PARTS, *, rounds: int | None = None) -> None:
     tree_wheels = mirror.ensure_wheels() if "tree" in parts else None
     torch = None
     if "torch" in parts:
-        configured_dir = os.environ.get("FITWHEEL_BENCH_TORCH_DIR")
-        torch_dir = Path(configured_dir) if configured_dir else Path.home() / ".cache"
-        torch = torch_wheel(torch_dir if configured_dir else torch_dir / "fitwheel-bench")
+        from benchmarks.bench_install_peers import _torch_dir
+
+        torch = torch_wheel(_torch_dir())
     with isolated_environ(), scratch("fitwheel-bench-profile-") as work:
         if tree_wheels is not None:
             site = mirror.build_index(tree_wheels, work / "tree-site")
@@ -228,13 +228,7 @@ def main(parts: tuple[str, ...] = PARTS, *, rounds: int | None = None) -> None:
                 title = f"install a real tree of {len(mirror.CLOSURE)} distributions"
                 _profile(peers, title, rounds)
         if torch is not None:
-            wheels = work / "torch-wheels"
-            wheels.mkdir()
-            try:
-                os.link(torch, wheels / torch.name)
-            except OSError:
-                shutil.copy2(torch, wheels / torch.name)
-            site = mirror.build_index(wheels, work / "torch-site")
+            site = torch_site(torch, work)
             with serve_index(site, work / "torch-server") as url:
                 peers = Peers(work / "torch", url, [TORCH], ["--no-deps"])
                 _profile(peers, "install the torch 2.13.0 CPU wheel", rounds)

@@ -104,6 +104,19 @@ def torch_wheel(dest: Path) -> Path:
     return found[0]
 
 
+def torch_site(wheel: Path, work: Path) -> Path:
+    """A static index of the torch ``wheel`` alone, built under ``work`` (the wheel linked, or
+    copied across filesystems); returns the folder to serve."""
+    wheels = work / "torch-wheels"
+    wheels.mkdir()
+    try:
+        os.link(wheel, wheels / wheel.name)
+    except OSError:
+        shutil.copy2(wheel, wheels / wheel.name)
+    built: Path = mirror_module().build_index(wheels, work / "torch-site")
+    return built
+
+
 @dataclass(frozen=True)
 class Peers:
     """Commands for one job (``requirements`` + ``flags``) against ``index_url``; every peer
