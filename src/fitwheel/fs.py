@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
 
 
+#: how a folder is opened to work relative to it (``dir_fd``): to look up or link its files by
+#: one name each instead of by whole paths
+FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def _temporary(folder: str, name: str, mode: int) -> tuple[int, str]:
     """A new file in ``folder`` (``O_EXCL``: unique across threads and processes)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)

@@ -356,6 +356,41 @@ def test_a_missing_file_index_folder_is_a_change(run: Run, tmp_path: Path) -> No
     assert "does not exist" in done.stderr
 
 
+def test_a_machines_pip_configuration_is_remembered_and_matches_a_full_resolution(
+    run: Run, tmp_path: Path
+) -> None:
+    # as such machines are set up: a pip.conf with two file:// extra indexes (one lacking every
+    # project, one not there at all, as pip warns), a find-links folder holding a large wheel
+    # of another project, and a constraints file
+    links = tmp_path / "wheels"
+    make_wheel(links, "torch", "2.13.0")
+    partial = tmp_path / "pypi" / "simple"
+    partial.mkdir(parents=True)
+    (partial / "index.html").write_text("<!DOCTYPE html><html><body></body></html>\n")
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text("lib<3\n")
+    conf = tmp_path / "pip.conf"
+    conf.write_text(
+        "[global]\n"
+        f"extra-index-url = {partial.as_uri()} {(tmp_path / 'missing' / 'simple').as_uri()}\n"
+        f"find-links = {links}\n"
+        f"constraint = {constraints}\n"
+    )
+    env = {"PIP_CONFIG_FILE": str(conf)}
+    first, resolved = run.install("app", **env)
+    assert resolved and "app 2.0" in first.stdout and "lib 2.0" in first.stdout
+    full = run.files()
+    again, resolved = run.install("app", **env)
+    assert not resolved, "a machine's own pip configuration should not stop a replay"
+    assert (again.stdout, again.stderr) == (first.stdout, first.stderr)
+    assert run.files() == full
+    _, resolved = run.install("app", FITWHEEL_NO_REMEMBER="1", **env)
+    assert resolved and run.files() == full
+    constraints.write_text("lib<2\n")  # the constraints file is read again too
+    done, resolved = run.install("app", **env)
+    assert resolved and "lib 1.0" in done.stdout
+
+
 @pytest.mark.parametrize("kind", ["file", "folder", "absent", "no-folder"])
 def test_location_state_sees_what_reading_would(tmp_path: Path, kind: str) -> None:
     folder = tmp_path / "f"

@@ -275,7 +275,9 @@ def add_placement_arguments(
         "as with uv) or by copying them",
     )  # fmt: skip
     group.add_argument(
-        "-j", "--jobs", type=int, default=4, metavar="N", help="parallel downloads"
+        "-j", "--jobs", type=int, default=4, metavar="N",
+        help="parallel downloads (default 4); unpacking, bound by the CPU, runs at most one wheel "
+        "per processor whatever N is",
     )  # fmt: skip
     taken = {action.dest for action in parser._actions}
     parser.set_defaults(**{k: v for k, v in _PLACEMENT_DEFAULTS.items() if k not in taken})

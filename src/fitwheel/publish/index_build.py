@@ -37,6 +37,7 @@ from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import InputError
 from fitwheel.fs import atomic_write, link_or_copy
+from fitwheel.threads import cores
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename, variants_json_filename
 from fitwheel.variants.merging import merge_variant_infos
@@ -388,7 +389,7 @@ def _fingerprint(items: Iterable[Any]) -> str:
 
 #: threads that read and write files: most of an index build waits on the kernel (creating
 #: files, hashing and reading release the GIL), so more threads than cores still help
-_WORKERS = max(2, min(8, 2 * (os.cpu_count() or 1)))
+_WORKERS = max(2, min(8, 2 * cores()))
 
 
 def _is_fresh(out: Path) -> bool:

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from fitwheel.publish import output as _output
 from fitwheel.publish.output import EarlyCopy, EarlyOutput, atomic_output
+from fitwheel.threads import cores
 from fitwheel.wheel.archive import (
     CENTRAL,
     CENTRAL_MAGIC,
@@ -61,7 +62,7 @@ class _Verifier:
         self.pending = sorted(members, key=lambda m: m.compress_size)
         self.error: BaseException | None = None
         self._lock = threading.Lock()
-        workers = max(1, min(8, os.cpu_count() or 1, len(self.pending)))
+        workers = max(1, min(8, cores(), len(self.pending)))
         self.threads = [threading.Thread(target=self._work, daemon=True) for _ in range(workers)]
         for thread in self.threads:
             thread.start()

@@ -27,6 +27,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from fitwheel._values import Frozen
 from fitwheel.errors import InputError
+from fitwheel.index.findlinks import local_path
 from fitwheel.index.urlnames import url_filename
 
 
@@ -398,5 +399,7 @@ def classify_editable(text: str, origin: str, base: Path | None = None) -> Form:
 
 
 def file_url_path(url: str) -> Path:
-    """The local path a ``file:`` URL names."""
-    return Path(unquote(urlsplit(url).path))
+    """The local path a ``file:`` URL names (the rule is find-links', which reads them too)."""
+    path = local_path(url)
+    assert path is not None, url  # a file: URL always names a local path
+    return path

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fitwheel.fs import locked, storage_error
+from fitwheel.fs import FOLDER_FLAGS, locked, storage_error
 from fitwheel.install.cache.layout import (
     MANIFEST,
     READ_DIST_INFO,
@@ -273,10 +273,6 @@ def unpack_entry(
     return UnpackedWheel(folder, manifest, read)
 
 
-#: how a folder of an entry is opened for the size check
-_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
 def _sizes_match(folder: Path, table: Sequence[tuple[str, list[str], list[int]]]) -> bool:
     """Whether every member file of the entry ``folder`` is there with its size (``table``:
     :attr:`CachedLayout.sizes`).
@@ -294,7 +290,7 @@ def _sizes_match(folder: Path, table: Sequence[tuple[str, list[str], list[int]]]
                 for sub, names, sizes in table
             )
         for sub, names, sizes in table:
-            fd = os.open(base + sub if sub else base, _FOLDER)
+            fd = os.open(base + sub if sub else base, FOLDER_FLAGS)
             try:
                 if [stat(n, dir_fd=fd).st_size for n in names] != sizes:
                     return False

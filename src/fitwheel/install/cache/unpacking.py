@@ -34,7 +34,7 @@ from fitwheel.install.cache.layout import (
 from fitwheel.install.cache.precreate import Precreator
 from fitwheel.install.cache.streaming import StreamUnpacker
 from fitwheel.reporter import SILENT, Reporter
-from fitwheel.threads import CANCEL, CancelToken, run_threads
+from fitwheel.threads import CANCEL, CancelToken, cores, run_threads
 from fitwheel.variants.filenames import WheelFilename
 from fitwheel.wheel.archive import (
     DEFLATED,
@@ -57,7 +57,7 @@ _THREADED_MEMBERS = 128
 def _workers() -> int:
     # inflating, hashing and writing release the GIL; beyond one thread a core (the files
     # are created by another thread while the wheel downloads) threads only contend
-    return max(2, min(4, os.cpu_count() or 1))
+    return max(2, min(4, cores()))
 
 
 class _Member:

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from fitwheel.errors import InstallationError
-from fitwheel.fs import link_or_copy
+from fitwheel.fs import FOLDER_FLAGS, link_or_copy
 from fitwheel.install.env.recovery import (
     discard,
     finish,
@@ -63,7 +63,7 @@ from fitwheel.install.env.recovery import (
     write_journal,
 )
 from fitwheel.install.env.signals import checkpoint, deferred, interruptible
-from fitwheel.threads import CANCEL, run_threads
+from fitwheel.threads import CANCEL, cores, run_threads
 
 __all__ = ["Entry", "LinkGroup", "Operation", "Transaction"]
 
@@ -571,7 +571,7 @@ def _place_all(
                 _place_names(group.dst, group.src, left, mode, None, scratch)
         return
     total = sum(len(g.names) for g in groups)
-    workers = min(4, os.cpu_count() or 1)
+    workers = min(4, cores())
     if hook is not None or workers < 2 or total < _THREADED_FILES:
         for group in groups:
             _place_names(group.dst, group.src, group.names, link_mode, hook, scratch)
@@ -642,8 +642,8 @@ def _link_names(dst: str, src: str, names: list[str]) -> tuple[list[str], bool]:
                         fds[i] = -1
                         if fd >= 0:
                             close(fd)
-                    fds[0] = open_(src + where, _FOLDER)
-                    fds[1] = open_(dst + where, _FOLDER)
+                    fds[0] = open_(src + where, FOLDER_FLAGS)
+                    fds[1] = open_(dst + where, FOLDER_FLAGS)
                     folder = where
                 link(base, base, src_dir_fd=fds[0], dst_dir_fd=fds[1], follow_symlinks=False)
                 done += 1
@@ -658,10 +658,6 @@ def _link_names(dst: str, src: str, names: list[str]) -> tuple[list[str], bool]:
             if fd >= 0:
                 close(fd)
     return [], False
-
-
-#: how a folder is opened to link relative to it
-_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _link_paths(dst: str, src: str, names: list[str]) -> tuple[list[str], bool]:
