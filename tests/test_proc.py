@@ -82,3 +82,39 @@ def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
 def test_missing_program_raises_oserror() -> None:
     with pytest.raises(OSError):
         proc.run(["/nonexistent/program"], timeout=5)
+
+
+def test_make_venv_makes_an_environment_without_pip(tmp_path: Path) -> None:
+    python = proc.make_venv(sys.executable, tmp_path / "env", timeout=120)
+    assert os.path.isfile(python) and python == proc.venv_python(tmp_path / "env")
+    done = proc.run([python, "-c", "import sys; print(sys.prefix != sys.base_prefix)"], timeout=60)
+    assert done.text().strip() == "True"
+    assert not list((tmp_path / "env").rglob("pip"))
+
+
+def _fake_python(folder: Path, body: str) -> Path:
+    script = folder / "python"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for the interpreter")
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("echo 'Error: no space left on device' >&2; exit 3", "failed (exit status 3): Error: no"),
+        ("exit 1", "failed (exit status 1): it said nothing"),
+        ("sleep 30", "did not finish within 0.5 s"),
+    ],
+)
+def test_make_venv_says_why_it_failed(tmp_path: Path, body: str, said: str) -> None:
+    python = _fake_python(tmp_path, body)
+    with pytest.raises(proc.VenvError) as caught:
+        proc.make_venv(python, tmp_path / "env", timeout=0.5)
+    assert said in str(caught.value) and str(python) in str(caught.value)
+
+
+def test_make_venv_names_an_interpreter_that_cannot_run(tmp_path: Path) -> None:
+    with pytest.raises(proc.VenvError, match=r"cannot run .*missing-python"):
+        proc.make_venv(tmp_path / "missing-python", tmp_path / "env", timeout=10)

@@ -106,3 +106,37 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
     except OSError:
         proc.kill()
     proc.wait()
+
+
+class VenvError(Exception):
+    """A virtual environment could not be made; the text says why (for the caller's error)."""
+
+
+def venv_python(folder: str | os.PathLike[str]) -> str:
+    """The interpreter of the virtual environment ``folder`` (``bin/python``, or
+    ``Scripts/python.exe`` where that is its layout)."""
+    posix = os.path.join(folder, "bin", "python")
+    return posix if os.path.exists(posix) else os.path.join(folder, "Scripts", "python.exe")
+
+
+def make_venv(
+    python: str | os.PathLike[str], folder: str | os.PathLike[str], timeout: float
+) -> str:
+    """A fresh virtual environment without pip of ``python`` in ``folder``, made within
+    ``timeout`` seconds (build environments, plugins' isolated environments); its interpreter.
+    Raises :class:`VenvError` naming what failed: the interpreter could not run, ``venv`` did
+    not finish in time, or it failed (its own last words)."""
+    command = [os.fspath(python), "-m", "venv", "--without-pip", os.fspath(folder)]
+    try:
+        done = run(command, timeout=timeout)
+    except OSError as exc:
+        raise VenvError(f"cannot run {os.fspath(python)}: {exc.strerror or exc}") from None
+    if done.timed_out:
+        raise VenvError(f"`{os.fspath(python)} -m venv` did not finish within {timeout:g} s")
+    if not done.ok:
+        said = (done.text(stream="stderr").strip() or done.text().strip())[-2000:]
+        raise VenvError(
+            f"`{os.fspath(python)} -m venv` failed (exit status {done.returncode}): "
+            f"{said or 'it said nothing'}"
+        )
+    return venv_python(folder)

@@ -28,6 +28,7 @@ from fitwheel.options import SourceOptions
 from fitwheel.paths import CacheLayout
 from fitwheel.plugins.errors import PluginError
 from fitwheel.plugins.runner import PluginEnv
+from fitwheel.proc import VenvError, make_venv, venv_python
 from fitwheel.reporter import SILENT, Reporter
 from fitwheel.userconfig import PluginAllowance
 
@@ -83,18 +84,13 @@ def _env_key(files: Mapping[str, str]) -> str:
     return hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:32]
 
 
-def _venv_python(folder: Path) -> Path:
-    python = folder / "bin" / "python"
-    return python if python.exists() else folder / "Scripts" / "python.exe"
-
-
 def _load_marker(folder: Path) -> PluginEnv | None:
     try:
         data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
         return PluginEnv(
             str(data["name"]),
             str(data["version"]),
-            _venv_python(folder),
+            Path(venv_python(folder)),
             {str(k): str(v) for k, v in data["files"].items()},
             {str(k): str(v) for k, v in data["namespaces"].items()},
             {str(k): str(v) for k, v in data.get("urls", {}).items()},
@@ -140,13 +136,12 @@ def _check_spec(plugin: PluginAllowance) -> None:
 
 
 def _make_venv(folder: Path, what: str) -> Path:
-    from fitwheel import proc
-
-    done = proc.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], timeout=300)
-    if not done.ok:
-        said = (done.text(stream="stderr").strip() or done.text().strip())[-1000:]
-        raise PluginError(what, f"cannot create its isolated environment in {folder}: {said}")
-    return _venv_python(folder)
+    try:
+        return Path(make_venv(sys.executable, folder, timeout=300))
+    except VenvError as exc:
+        raise PluginError(
+            what, f"cannot create its isolated environment in {folder}: {exc}"
+        ) from None
 
 
 def _install(

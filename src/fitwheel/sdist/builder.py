@@ -229,31 +229,14 @@ class SourceBuilder:
 
     def _make_environment(self, folder: Path, what: str) -> Path:
         """A fresh virtual environment (no pip) of the target interpreter."""
-        from fitwheel import proc
+        from fitwheel.proc import VenvError, make_venv
 
-        command = [str(self.python), "-m", "venv", "--without-pip", str(folder)]
-        limit = min(self.timeout, 300)
         try:
-            done = proc.run(command, timeout=limit)
-        except OSError as exc:
+            return Path(make_venv(self.python, folder, timeout=min(self.timeout, 300)))
+        except VenvError as exc:
             raise BuildError(
-                f"building {what}: cannot create a build environment with {self.python}: {exc}."
+                f"building {what}: cannot create a build environment: {exc}."
             ) from None
-        if done.timed_out:
-            raise BuildError(
-                f"building {what}: cannot create a build environment with {self.python}: "
-                f"`{self.python} -m venv` did not finish within {limit:g} s."
-            )
-        if done.returncode != 0:
-            said = (done.text(stream="stderr").strip() or done.text().strip())[-2000:]
-            raise BuildError(
-                f"building {what}: `{self.python} -m venv` failed to create a build "
-                f"environment: {said}"
-            )
-        python = folder / "bin" / "python"
-        if not python.exists():
-            python = folder / "Scripts" / "python.exe"
-        return python
 
     def close(self) -> None:
         work, self._work = self._work, None
