@@ -233,13 +233,10 @@ def _direct(line: RequirementLine, form: Url | Vcs) -> UserRequirement | None:
 
 
 def _fragment_hash(url: str) -> bool:
-    """Whether ``url`` pins its file's hash (``#sha256=...``)."""
-    from urllib.parse import urlsplit
+    """Whether ``url`` pins its file's hash (``#sha256=...``; the one reader of URL hashes)."""
+    from fitwheel.index.simple import split_fragment
 
-    return any(
-        part.split("=", 1)[0].lower() in ("sha256", "sha384", "sha512", "md5", "sha1", "sha224")
-        for part in urlsplit(url).fragment.split("&")
-    )
+    return bool(split_fragment(url)[1])
 
 
 def _acted_on(line: RequirementLine, direct: bool) -> UserRequirement | None:
