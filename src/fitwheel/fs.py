@@ -23,6 +23,15 @@ if TYPE_CHECKING:
 FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """Write all of ``data`` to ``fd`` (a write may take less than it was given)."""
+    written = os.write(fd, data)
+    if written < len(data):
+        view = memoryview(data)[written:]
+        while view:
+            view = view[os.write(fd, view) :]
+
+
 def _temporary(folder: str, name: str, mode: int) -> tuple[int, str]:
     """A new file in ``folder`` (``O_EXCL``: unique across threads and processes)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -86,9 +95,7 @@ def atomic_write(
     os.makedirs(folder, exist_ok=True)
     fd, tmp = _temporary(folder, name, 0o666)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
         _commit(fd, tmp, path, durable=durable, mode=mode)
     except BaseException:
         _unlink_quietly(tmp)

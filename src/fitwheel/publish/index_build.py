@@ -36,7 +36,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from fitwheel.errors import InputError
-from fitwheel.fs import atomic_write, link_or_copy
+from fitwheel.fs import atomic_write, link_or_copy, write_all
 from fitwheel.threads import cores
 from fitwheel.variants.errors import VariantFormatError
 from fitwheel.variants.filenames import WheelFilename, variants_json_filename
@@ -677,9 +677,7 @@ def _create(path: str, data: bytes) -> None:
     """Create a file that cannot exist yet (a fresh build's staging folder)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
     finally:
         os.close(fd)
 

@@ -35,6 +35,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from fitwheel.fs import write_all
 from fitwheel.install.cache.precreate import Precreator
 from fitwheel.threads import CANCEL, Cancelled, CancelToken, wait_through
 from fitwheel.wheel.archive import MemberInflater, inflate_whole
@@ -276,9 +277,7 @@ class StreamUnpacker(Precreator):
         member.written = True
         out = os.open(target, _OPEN, 0o644)
         try:
-            view = memoryview(content)
-            while view:
-                view = view[os.write(out, view) :]
+            write_all(out, content)
         finally:
             os.close(out)
         member.sha256 = b64(hashlib.sha256(content).digest())
@@ -395,9 +394,7 @@ class _Writer:
     def take(self, item: object) -> None:
         if isinstance(item, bytes):
             self._digest.update(item)
-            view = memoryview(item)
-            while view:
-                view = view[os.write(self._out, view) :]
+            write_all(self._out, item)
         elif isinstance(item, tuple):
             self._member, target = item
             self._digest = hashlib.sha256()

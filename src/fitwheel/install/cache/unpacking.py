@@ -24,6 +24,7 @@ import threading
 import zlib
 from pathlib import Path
 
+from fitwheel.fs import write_all
 from fitwheel.install.cache.layout import (
     MEMBERS,
     CachedLayout,
@@ -91,11 +92,7 @@ def _write(target: str, data: bytes, executable: bool) -> None:
     # file on close
     out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
-        written = os.write(out, data)
-        if written < len(data):
-            view = memoryview(data)[written:]
-            while view:
-                view = view[os.write(out, view) :]
+        write_all(out, data)
         if executable:
             os.fchmod(out, 0o755)
     finally:
@@ -156,9 +153,7 @@ def _extract(archive: WheelArchive, item: _Member, wheel: str, stop: CancelToken
             digest.update(piece)
         if expected is None:
             crc = zlib.crc32(piece, crc)
-        view = memoryview(piece)
-        while view:
-            view = view[os.write(out, view) :]
+        write_all(out, piece)
 
     try:
         archive.inflate(item.member, sink)

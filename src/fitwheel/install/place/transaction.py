@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from fitwheel.errors import InstallationError
-from fitwheel.fs import FOLDER_FLAGS, link_or_copy
+from fitwheel.fs import FOLDER_FLAGS, link_or_copy, write_all
 from fitwheel.install.env.recovery import (
     discard,
     finish,
@@ -170,9 +170,7 @@ class Transaction:
         path = f"{folder}{os.sep}{self._written}"
         fd = os.open(path, _NEW_FILE, 0o666)
         try:
-            view = memoryview(content)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, content)
             if executable:
                 os.fchmod(fd, 0o755)
         finally:
