@@ -34,6 +34,7 @@ from fitwheel.install.cache.layout import (
 )
 from fitwheel.install.cache.precreate import Precreator
 from fitwheel.install.cache.streaming import StreamUnpacker
+from fitwheel.memory import give_back
 from fitwheel.reporter import SILENT, Reporter
 from fitwheel.threads import CANCEL, CancelToken, cores, run_threads
 from fitwheel.variants.filenames import WheelFilename
@@ -250,15 +251,16 @@ def _extract_around(
     archive: WheelArchive,
     members: list[_Member],
     staged: StreamUnpacker,
+    streamed: dict[str, StreamedMember] | None,
     stop: CancelToken,
     into: tuple[set[str], list[str]],
 ) -> None:
     """Extract the members the stream did not write while it still writes the others; then
-    take those (and extract any it could not). ``into``: the folders the members need, and
-    the list of their digests to fill."""
+    take those (and extract any it could not). ``streamed``: the members whose local headers
+    the stream read (:meth:`StreamUnpacker.headers`; None: nothing was streamed). ``into``: the
+    folders the members need, and the list of their digests to fill."""
     parents, digests = into
     folder = staged.folder
-    streamed = staged.headers()
     if streamed and not _streamed_as_listed(archive, streamed):
         staged.close()
         shutil.rmtree(folder / "files", ignore_errors=True)
@@ -296,6 +298,11 @@ def unpack(
     files of ``folder`` while the wheel downloaded; the streamed members the checks accept are
     not extracted again."""
     name = WheelFilename.parse(wheel.name)
+    streamed = staged.headers() if isinstance(staged, StreamUnpacker) else None
+    if streamed:
+        # the stream has ended and freed its buffers: given back before the archive's tables
+        # are built (a torch install's peak memory, about 70 MiB to 63)
+        give_back()
     with WheelArchive(wheel) as archive:
         record = archive.record()
         for problem in archive.check_record_coverage(record, strict=False):
@@ -321,7 +328,7 @@ def unpack(
             members.append(_Member(len(members), member, target, expected, executable))
         digests = [""] * len(members)
         if isinstance(staged, StreamUnpacker):
-            _extract_around(archive, members, staged, stop, (parents, digests))
+            _extract_around(archive, members, staged, streamed, stop, (parents, digests))
         else:
             _make_folders(parents)
             _extract_all(archive, members, wheel.name, stop, digests)
