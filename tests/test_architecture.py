@@ -35,6 +35,7 @@ NEUTRAL = frozenset(
         "integrity",
         "reporter",
         "threads",
+        "memory",
     }
 )
 #: the entry point above every layer
